@@ -1,0 +1,11 @@
+// tisa-nn — everything that runs a model: pretraining, GLUE, evaluation, analysis, benchmarks.
+// Never links SentencePiece: it reads the datasets that tisa-text writes (README, data flow).
+// Users normally start it through `tisa-train`, which sets OMP_WAIT_POLICY before LibTorch loads.
+#include "cli_main.h"
+#include "cli_nn/commands.h"
+
+int main(int argc, char** argv) {
+  return tisa::cli::run_cli_main("tisa-train", "tisa-train model tools", argc, argv, [](CLI::App& app) {
+    tisa::cli::add_version_command(app);
+  });
+}

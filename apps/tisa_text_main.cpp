@@ -1,0 +1,11 @@
+// tisa-text — tokenizers, tokenizer training and corpus/GLUE preprocessing.
+// Never links LibTorch: its output is binary datasets that tisa-nn reads (README, data flow).
+#include "cli_main.h"
+#include "cli_text/commands.h"
+
+int main(int argc, char** argv) {
+  return tisa::cli::run_cli_main("tisa-train", "tisa-train text tools: tokenizers and data preparation",
+                                 argc, argv, [](CLI::App& app) {
+                                   (void)app;
+                                 });
+}

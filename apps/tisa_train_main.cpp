@@ -1,0 +1,85 @@
+// tisa-train — the one command users type.
+//
+// A light front (no LibTorch, no SentencePiece) that hands each subcommand to the executable that
+// implements it, installed beside it: text processing to `tisa-text`, everything that touches a
+// model to `tisa-nn`. Two reasons (README, "How data flows"): Debian's libsentencepiece and
+// libtorch carry incompatible protobuf copies and crash when loaded into one process, and libgomp
+// reads OMP_WAIT_POLICY when it is loaded — before main() — so the LibTorch process must be
+// started with PASSIVE already set (busy-waiting OpenMP threads make small ops ~100x slower on
+// small VMs). The user's own setting wins.
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "common/subprocess.h"
+#include "tisa_build_info.h"
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  const char* program;  // tisa-text or tisa-nn
+  const char* summary;
+};
+
+// The subcommand table: one line per command. Keep in step with src/cli_text/ and src/cli_nn/.
+constexpr Subcommand kSubcommands[] = {
+    {"tokenizer", "tisa-text", "train a tokenizer, or encode text with one (train, encode)"},
+    {"prepare", "tisa-text", "tokenise a corpus or GLUE task into a binary dataset (pretrain, glue)"},
+    {"pretrain", "tisa-nn", "pretrain ALBERT with MLM + SOP from a YAML config"},
+    {"glue", "tisa-nn", "fine-tune and evaluate on GLUE tasks, write leaderboard files"},
+    {"eval", "tisa-nn", "evaluate a fine-tuned model on a GLUE dev set"},
+    {"predict", "tisa-nn", "predict labels for a TSV of a GLUE task's format"},
+    {"model", "tisa-nn", "inspect or run a model (forward, summary, import, export)"},
+    {"analyze", "tisa-nn", "translation-invariance analysis of position embeddings (paper §3)"},
+    {"plot", "tisa-nn", "draw loss/accuracy/invariance curves of runs"},
+    {"bench", "tisa-nn", "measure training/inference throughput, GEMM rate, data pipeline"},
+    {"version", "tisa-nn", "print versions, the BLAS library in use and thread counts"},
+};
+
+void print_help() {
+  std::printf(
+      "tisa-train %s — ALBERT pretraining and GLUE fine-tuning with absolute, Shaw-relative and\n"
+      "TISA position schemes.\n\n"
+      "Usage: tisa-train <command> [options]   (tisa-train <command> --help for its options)\n\n"
+      "Commands:\n",
+      TISA_VERSION);
+  for (const auto& c : kSubcommands) std::printf("  %-10s %s\n", c.name, c.summary);
+  std::printf("\nEnvironment: OMP_WAIT_POLICY defaults to PASSIVE for the trainer process.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    print_help();
+    return argc < 2 ? tisa::kExitUsage : tisa::kExitOk;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::printf("tisa-train %s\n", TISA_VERSION);
+    return tisa::kExitOk;
+  }
+  const Subcommand* chosen = nullptr;
+  for (const auto& c : kSubcommands)
+    if (!std::strcmp(argv[1], c.name)) chosen = &c;
+  if (!chosen) {
+    std::fprintf(stderr, "tisa-train: unknown command '%s'. Known commands:", argv[1]);
+    for (const auto& c : kSubcommands) std::fprintf(stderr, " %s", c.name);
+    std::fprintf(stderr, "\n");
+    return tisa::kExitUsage;
+  }
+  try {
+    // The user's own OMP_WAIT_POLICY wins; otherwise PASSIVE (see the file comment).
+    setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
+    std::vector<std::string> child = {tisa::sibling_executable(chosen->program)};
+    for (int i = 1; i < argc; ++i) child.emplace_back(argv[i]);
+    tisa::exec_replace(child);
+  } catch (const tisa::Error& e) {
+    std::fprintf(stderr, "tisa-train: error: %s\n", e.what());
+    return tisa::kExitError;
+  }
+}

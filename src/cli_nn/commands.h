@@ -1,0 +1,10 @@
+// Subcommands of tisa-nn (the LibTorch executable), one per file in this folder.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace tisa::cli {
+void add_version_command(CLI::App& app);  // version_command.cpp
+}  // namespace tisa::cli

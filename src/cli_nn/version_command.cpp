@@ -1,0 +1,25 @@
+// `tisa-train version`: versions, the BLAS library in use and thread counts.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli_nn/commands.h"
+#include "tisa_build_info.h"
+#include "train/runtime_info.h"
+
+namespace tisa::cli {
+
+void add_version_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("version", "print versions, the BLAS library in use and thread counts");
+  cmd->callback([] {
+    auto info = train::runtime_info();
+    std::printf("tisa-train       %s\n", TISA_VERSION);
+    std::printf("LibTorch         %s\n", info.torch_version.c_str());
+    std::printf("BLAS             %s%s\n", info.blas_library.c_str(),
+                info.blas_is_reference ? "   <-- reference BLAS: ~30x slower, install libopenblas0-openmp" : "");
+    std::printf("threads          intra-op %d, inter-op %d\n", info.intra_op_threads, info.inter_op_threads);
+    std::printf("OMP_WAIT_POLICY  %s\n", info.omp_wait_policy.c_str());
+    std::printf("CUDA             %s\n", info.cuda_available ? "available" : "not available");
+  });
+}
+
+}  // namespace tisa::cli

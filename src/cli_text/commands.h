@@ -1,0 +1,11 @@
+// Subcommands of tisa-text (the torch-free text executable), one per file in this folder.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace tisa::cli {
+// Each adds its subcommand (with its own sub-subcommands) to `app`.
+// (commands are added here as they land: add_tokenizer_command, add_prepare_command, ...)
+}  // namespace tisa::cli

@@ -1,0 +1,34 @@
+// Small file-system helpers: whole-file reads with errors that name the file, and atomic writes
+// (temp file in the same folder + fsync + rename + fsync of the folder) so that a crash never
+// leaves a half-written checkpoint, dataset header or metrics summary behind.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tisa::fs {
+
+// Reads a whole file; throws tisa::Error("cannot open <path>: <strerror>") when it cannot.
+std::string read_file(const std::string& path);
+
+// Writes `data` to `path` atomically: readers see the old file or the new one, never a mix.
+void write_file_atomic(const std::string& path, std::string_view data);
+
+// fsyncs a file or directory by path (used after renames).
+void fsync_path(const std::string& path);
+
+// Creates a directory and its parents; throws tisa::Error naming it on failure.
+void create_directories(const std::string& path);
+
+bool exists(const std::string& path);
+
+// Directory of the running executable (from /proc/self/exe), used to find sibling executables.
+std::string executable_dir();
+
+// 64-bit FNV-1a of a byte range; for cache keys and content identities (not security).
+uint64_t fnv1a64(std::string_view data, uint64_t seed = 0xcbf29ce484222325ULL);
+// FNV-1a of a whole file, streamed. Hex string of 16 digits.
+std::string file_hash_hex(const std::string& path);
+std::string to_hex(uint64_t value);
+
+}  // namespace tisa::fs

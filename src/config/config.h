@@ -1,0 +1,283 @@
+// Typed configuration of tisa-train (STYLE §4): one struct per YAML section, each field with its
+// documented default. YAML is turned into these structs in one place (config_loader.cpp); no
+// other code reads YAML nodes.
+//
+// Each struct lists its fields once, in visit(), as
+//     v.field("yaml_key", member, "help text");          // scalars: bool, int64_t, double, string
+//     v.choice("yaml_key", member, kNames, "help text");  // enums, from/to a fixed name table
+//     v.section("yaml_key", member, "help text");         // nested struct
+// so that loading, unknown-key detection, `--set` overrides, dumping the resolved config and the
+// documentation of defaults are all derived from the same list.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tisa::config {
+
+template <typename Enum, size_t N>
+using NameTable = std::array<std::pair<const char*, Enum>, N>;
+
+// ---------------------------------------------------------------------------- model.position
+enum class RelativeScheme { kNone, kShaw, kTisa };
+inline constexpr NameTable<RelativeScheme, 3> kRelativeSchemeNames{
+    {{"none", RelativeScheme::kNone}, {"shaw", RelativeScheme::kShaw}, {"tisa", RelativeScheme::kTisa}}};
+
+// Shaw et al. relative positions (SPEC §2).
+struct ShawConfig {
+  int64_t max_distance = 16;  // clip distance k: offsets beyond ±k share a row
+  bool values = true;         // also add aV to the values (false = keys only, as HF relative_key)
+  bool per_layer = true;      // one table pair per layer (false: shared by all layers)
+  // Scale of the key term: "after" = added after 1/sqrt(d) (HF ALBERT 4.30 import keeps exactness
+  // by scaling the table), fixed here for clarity; see SPEC §2.
+  template <class V> void visit(V& v) {
+    v.field("max_distance", max_distance, "clip distance k (rows 2k+1)");
+    v.field("values", values, "add the value term aV");
+    v.field("per_layer", per_layer, "one module per layer (false: shared across layers)");
+  }
+};
+
+// TISA (SPEC §2): f_h(r) = sum_s a_hs exp(-|b_hs| (r - c_hs)^2), r = j - i.
+struct TisaConfig {
+  int64_t kernels = 5;       // S radial-basis kernels per head
+  bool per_layer = true;     // one module per layer, as the paper counts 3*S*H*L parameters
+  double init_offset_std = 5.0;     // c ~ N(0, 5^2)
+  double init_amplitude_mean = 0.1; // a ~ N(0.1, 0.01^2)
+  double init_amplitude_std = 0.01;
+  double init_sharpness_mean = 0.1; // b ~ N(0.1, 0.01^2)
+  double init_sharpness_std = 0.01;
+  template <class V> void visit(V& v) {
+    v.field("kernels", kernels, "number of kernels S per head");
+    v.field("per_layer", per_layer, "one module per layer (false: shared across layers)");
+    v.field("init_offset_std", init_offset_std, "std of the kernel offsets c at initialisation");
+    v.field("init_amplitude_mean", init_amplitude_mean, "mean of the amplitudes a at initialisation");
+    v.field("init_amplitude_std", init_amplitude_std, "std of the amplitudes a at initialisation");
+    v.field("init_sharpness_mean", init_sharpness_mean, "mean of the sharpness b at initialisation");
+    v.field("init_sharpness_std", init_sharpness_std, "std of the sharpness b at initialisation");
+  }
+};
+
+struct PositionConfig {
+  bool absolute = true;                           // learned table added to the embeddings
+  RelativeScheme relative = RelativeScheme::kNone;  // offset-dependent attention term
+  ShawConfig shaw;
+  TisaConfig tisa;
+  template <class V> void visit(V& v) {
+    v.field("absolute", absolute, "learned absolute position embeddings");
+    v.choice("relative", relative, kRelativeSchemeNames, "relative scheme: none, shaw or tisa");
+    v.section("shaw", shaw, "settings of the shaw scheme");
+    v.section("tisa", tisa, "settings of the tisa scheme");
+  }
+};
+
+// ---------------------------------------------------------------------------- model
+// ALBERT sizes (SPEC §3); defaults are albert-base-v2.
+struct ModelConfig {
+  int64_t vocab_size = 30000;
+  int64_t embedding_size = 128;
+  int64_t hidden_size = 768;
+  int64_t num_hidden_layers = 12;
+  int64_t num_hidden_groups = 1;
+  int64_t inner_group_num = 1;
+  int64_t num_attention_heads = 12;
+  int64_t intermediate_size = 3072;
+  std::string hidden_act = "gelu_new";
+  double hidden_dropout_prob = 0.0;
+  double attention_probs_dropout_prob = 0.0;
+  double classifier_dropout_prob = 0.1;
+  int64_t max_position_embeddings = 512;
+  int64_t type_vocab_size = 2;
+  double layer_norm_eps = 1e-12;
+  double initializer_range = 0.02;
+  int64_t pad_token_id = 0;
+  PositionConfig position;
+  template <class V> void visit(V& v) {
+    v.field("vocab_size", vocab_size, "vocabulary size V (must match the tokenizer)");
+    v.field("embedding_size", embedding_size, "factorised embedding size E");
+    v.field("hidden_size", hidden_size, "hidden size H");
+    v.field("num_hidden_layers", num_hidden_layers, "number of layer applications L");
+    v.field("num_hidden_groups", num_hidden_groups, "number of distinct (shared) layer groups");
+    v.field("inner_group_num", inner_group_num, "layers inside each group");
+    v.field("num_attention_heads", num_attention_heads, "attention heads A");
+    v.field("intermediate_size", intermediate_size, "feed-forward size I");
+    v.field("hidden_act", hidden_act, "activation: gelu_new, gelu or relu");
+    v.field("hidden_dropout_prob", hidden_dropout_prob, "dropout on hidden states");
+    v.field("attention_probs_dropout_prob", attention_probs_dropout_prob, "dropout on attention probabilities");
+    v.field("classifier_dropout_prob", classifier_dropout_prob, "dropout before classification heads");
+    v.field("max_position_embeddings", max_position_embeddings, "rows P of the absolute table; longest input");
+    v.field("type_vocab_size", type_vocab_size, "token types");
+    v.field("layer_norm_eps", layer_norm_eps, "LayerNorm epsilon");
+    v.field("initializer_range", initializer_range, "std of the normal initialisation");
+    v.field("pad_token_id", pad_token_id, "id of the padding token");
+    v.section("position", position, "position schemes (SPEC §2)");
+  }
+};
+
+// ---------------------------------------------------------------------------- data
+enum class MaskingMode { kDynamic, kStatic };
+inline constexpr NameTable<MaskingMode, 2> kMaskingModeNames{
+    {{"dynamic", MaskingMode::kDynamic}, {"static", MaskingMode::kStatic}}};
+
+// Pretraining examples (SPEC §5).
+struct DataConfig {
+  std::string dataset;                 // folder written by `tisa-train prepare pretrain`
+  int64_t max_seq_length = 512;
+  int64_t max_predictions_per_seq = 20;
+  double masked_lm_prob = 0.15;
+  double short_seq_prob = 0.1;
+  int64_t max_ngram = 3;               // n-grams up to this length, p(n) ∝ 1/n
+  MaskingMode masking = MaskingMode::kDynamic;
+  int64_t dupe_factor = 10;            // static masking: pre-drawn copies per epoch cycle
+  int64_t workers = 1;                 // background threads building examples
+  int64_t prefetch_batches = 8;        // queue depth between builders and the trainer
+  template <class V> void visit(V& v) {
+    v.field("dataset", dataset, "dataset folder from `tisa-train prepare pretrain` (relative to the config file)");
+    v.field("max_seq_length", max_seq_length, "tokens per example incl. [CLS]/[SEP]");
+    v.field("max_predictions_per_seq", max_predictions_per_seq, "most masked positions per example");
+    v.field("masked_lm_prob", masked_lm_prob, "share of tokens to predict");
+    v.field("short_seq_prob", short_seq_prob, "probability of a shorter random target length");
+    v.field("max_ngram", max_ngram, "longest masked n-gram (whole words)");
+    v.choice("masking", masking, kMaskingModeNames, "dynamic (re-drawn each epoch) or static");
+    v.field("dupe_factor", dupe_factor, "static masking: number of pre-drawn maskings");
+    v.field("workers", workers, "background example-building threads");
+    v.field("prefetch_batches", prefetch_batches, "batches queued ahead of the trainer");
+  }
+};
+
+// ---------------------------------------------------------------------------- optimizer
+enum class OptimizerType { kLamb, kAdamW };
+inline constexpr NameTable<OptimizerType, 2> kOptimizerTypeNames{
+    {{"lamb", OptimizerType::kLamb}, {"adamw", OptimizerType::kAdamW}}};
+
+// SPEC §7.
+struct OptimizerConfig {
+  OptimizerType type = OptimizerType::kLamb;
+  double lr = 0.00176;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-6;
+  double weight_decay = 0.01;
+  bool bias_correction = false;   // LAMB: false reproduces ALBERT; NVIDIA's LAMB uses true
+  bool trust_ratio_all = false;   // LAMB: apply the trust ratio to excluded tensors too (NVLAMB)
+  double clip_norm = 1.0;         // global gradient-norm clip; 0 disables
+  template <class V> void visit(V& v) {
+    v.choice("type", type, kOptimizerTypeNames, "lamb or adamw");
+    v.field("lr", lr, "peak learning rate");
+    v.field("beta1", beta1, "first-moment decay");
+    v.field("beta2", beta2, "second-moment decay");
+    v.field("eps", eps, "epsilon added to sqrt(v)");
+    v.field("weight_decay", weight_decay, "decoupled weight decay (not on LayerNorm/bias)");
+    v.field("bias_correction", bias_correction, "LAMB: Adam bias correction");
+    v.field("trust_ratio_all", trust_ratio_all, "LAMB: trust ratio on excluded tensors too");
+    v.field("clip_norm", clip_norm, "global gradient-norm clip (0 = off)");
+  }
+};
+
+// ---------------------------------------------------------------------------- schedule
+enum class ScheduleType { kLinearHF, kAlbertPoly, kConstant };
+inline constexpr NameTable<ScheduleType, 3> kScheduleTypeNames{{{"linear", ScheduleType::kLinearHF},
+                                                                  {"albert_poly", ScheduleType::kAlbertPoly},
+                                                                  {"constant", ScheduleType::kConstant}}};
+
+struct ScheduleConfig {
+  ScheduleType type = ScheduleType::kLinearHF;
+  int64_t warmup_steps = 0;   // linear warmup from 0
+  double warmup_fraction = 0.0;  // alternative to warmup_steps (fraction of total steps), 0 = unused
+  template <class V> void visit(V& v) {
+    v.choice("type", type, kScheduleTypeNames,
+             "linear (HF: decay counts from the end of warmup), albert_poly (decay from step 0) or constant");
+    v.field("warmup_steps", warmup_steps, "linear warmup steps");
+    v.field("warmup_fraction", warmup_fraction, "warmup as a fraction of total steps (overrides warmup_steps when > 0)");
+  }
+};
+
+// ---------------------------------------------------------------------------- training
+enum class Device { kCpu, kCuda };
+inline constexpr NameTable<Device, 2> kDeviceNames{{{"cpu", Device::kCpu}, {"cuda", Device::kCuda}}};
+enum class Precision { kFp32, kBf16 };
+inline constexpr NameTable<Precision, 2> kPrecisionNames{{{"fp32", Precision::kFp32}, {"bf16", Precision::kBf16}}};
+
+struct TrainingConfig {
+  int64_t steps = 1000;               // optimiser updates
+  int64_t batch_size = 32;            // examples per micro-batch (per process)
+  int64_t accumulation = 1;           // micro-batches per update
+  int64_t eval_interval = 500;        // steps between evaluations (0 = only at the end)
+  int64_t eval_batches = 20;          // validation batches per evaluation (0 = all)
+  int64_t checkpoint_interval = 500;  // steps between checkpoints (0 = only at the end)
+  int64_t keep_checkpoints = 2;       // last K kept, plus the best
+  int64_t log_interval = 10;          // steps between log lines / metrics records
+  int64_t seed = 12345;
+  int64_t threads = 0;                // intra-op threads (0 = LibTorch's default)
+  Device device = Device::kCpu;
+  Precision precision = Precision::kFp32;
+  int64_t max_bad_steps = 10;         // consecutive NaN/Inf losses before stopping
+  bool deterministic = true;          // deterministic algorithms (bitwise resume on CPU)
+  template <class V> void visit(V& v) {
+    v.field("steps", steps, "optimiser updates");
+    v.field("batch_size", batch_size, "examples per micro-batch per process");
+    v.field("accumulation", accumulation, "micro-batches per update");
+    v.field("eval_interval", eval_interval, "steps between evaluations (0 = only at the end)");
+    v.field("eval_batches", eval_batches, "validation batches per evaluation (0 = all)");
+    v.field("checkpoint_interval", checkpoint_interval, "steps between checkpoints (0 = only at the end)");
+    v.field("keep_checkpoints", keep_checkpoints, "recent checkpoints kept (plus the best)");
+    v.field("log_interval", log_interval, "steps between log lines and metrics records");
+    v.field("seed", seed, "random seed");
+    v.field("threads", threads, "intra-op threads (0 = LibTorch default)");
+    v.choice("device", device, kDeviceNames, "cpu or cuda");
+    v.choice("precision", precision, kPrecisionNames, "fp32 or bf16 (autocast)");
+    v.field("max_bad_steps", max_bad_steps, "consecutive NaN/Inf losses tolerated before stopping");
+    v.field("deterministic", deterministic, "use deterministic algorithms");
+  }
+};
+
+// ---------------------------------------------------------------------------- glue
+struct GlueConfig {
+  std::string task;            // CoLA, SST-2, ... (usually from --task)
+  double lr = 1e-5;
+  int64_t batch_size = 32;
+  int64_t steps = 0;           // 0 = derive from epochs
+  double epochs = 3.0;
+  int64_t warmup_steps = 0;
+  double warmup_fraction = 0.1;
+  int64_t max_length = 128;
+  double weight_decay = 0.01;
+  double classifier_dropout = 0.1;
+  int64_t eval_interval = 0;   // 0 = once per epoch
+  int64_t eval_batch_size = 64;
+  template <class V> void visit(V& v) {
+    v.field("task", task, "GLUE task name");
+    v.field("lr", lr, "peak learning rate (AdamW)");
+    v.field("batch_size", batch_size, "training batch size");
+    v.field("steps", steps, "training steps (0 = from epochs)");
+    v.field("epochs", epochs, "epochs when steps = 0");
+    v.field("warmup_steps", warmup_steps, "linear warmup steps (0 = warmup_fraction)");
+    v.field("warmup_fraction", warmup_fraction, "warmup as a fraction of steps when warmup_steps = 0");
+    v.field("max_length", max_length, "maximum tokens per example");
+    v.field("weight_decay", weight_decay, "AdamW decay (not on LayerNorm/bias)");
+    v.field("classifier_dropout", classifier_dropout, "dropout before the classifier");
+    v.field("eval_interval", eval_interval, "steps between dev evaluations (0 = once per epoch)");
+    v.field("eval_batch_size", eval_batch_size, "evaluation batch size");
+  }
+};
+
+// ---------------------------------------------------------------------------- whole file
+struct Config {
+  ModelConfig model;
+  DataConfig data;
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  TrainingConfig training;
+  GlueConfig glue;
+  template <class V> void visit(V& v) {
+    v.section("model", model, "model sizes and position schemes");
+    v.section("data", data, "pretraining data and example building");
+    v.section("optimizer", optimizer, "optimiser");
+    v.section("schedule", schedule, "learning-rate schedule");
+    v.section("training", training, "training loop");
+    v.section("glue", glue, "GLUE fine-tuning");
+  }
+};
+
+}  // namespace tisa::config

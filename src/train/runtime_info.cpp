@@ -1,0 +1,67 @@
+#include "train/runtime_info.h"
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <fstream>
+
+namespace tisa::train {
+namespace {
+
+// LibTorch loads libblas.so.3 lazily on some builds: run one product so the library is mapped,
+// then read the resolved path from /proc/self/maps (Debian's alternatives symlink is resolved there).
+std::string mapped_blas_path() {
+  auto a = torch::ones({8, 8});
+  (void)torch::mm(a, a);
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  std::string found;
+  while (std::getline(maps, line)) {
+    auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    std::string path = line.substr(slash);
+    if (path.find("blas") != std::string::npos || path.find("mkl_") != std::string::npos) {
+      // Prefer the BLAS implementation over helper libraries such as libcblas wrappers.
+      if (found.empty() || path.find("libblas") != std::string::npos || path.find("openblas") != std::string::npos)
+        found = path;
+    }
+  }
+  return found.empty() ? "unknown" : found;
+}
+
+}  // namespace
+
+RuntimeInfo runtime_info() {
+  RuntimeInfo info;
+#ifdef TORCH_VERSION
+  info.torch_version = TORCH_VERSION;
+#else
+  info.torch_version = std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+                       std::to_string(TORCH_VERSION_PATCH);
+#endif
+  info.blas_library = mapped_blas_path();
+  info.blas_is_reference = info.blas_library.find("openblas") == std::string::npos &&
+                           info.blas_library.find("mkl") == std::string::npos &&
+                           info.blas_library.find("blis") == std::string::npos &&
+                           info.blas_library != "unknown";
+  info.intra_op_threads = torch::get_num_threads();
+  info.inter_op_threads = torch::get_num_interop_threads();
+  info.cuda_available = torch::cuda::is_available();
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  info.omp_wait_policy = policy ? policy : "(unset)";
+  return info;
+}
+
+void warn_about_slow_runtime() {
+  RuntimeInfo info = runtime_info();
+  if (info.blas_is_reference)
+    spdlog::warn("[runtime] the reference BLAS is in use ({}): matrix products run ~30x slower. "
+                 "Install libopenblas0-openmp (scripts/setup.sh does).",
+                 info.blas_library);
+  if (info.omp_wait_policy == "(unset)")
+    spdlog::warn("[runtime] OMP_WAIT_POLICY is unset: OpenMP busy-waiting slows small ops on "
+                 "small machines. Start commands through `tisa-train`, which sets PASSIVE.");
+}
+
+}  // namespace tisa::train

@@ -1,0 +1,24 @@
+// Facts about the running LibTorch process that users need to trust a measurement: LibTorch's
+// version, the BLAS library actually mapped into the process, and thread counts.
+#pragma once
+#include <string>
+
+namespace tisa::train {
+
+struct RuntimeInfo {
+  std::string torch_version;
+  std::string blas_library;  // resolved path of the mapped BLAS, or "unknown"
+  bool blas_is_reference = false;  // Netlib reference BLAS: ~30x slower matrix products
+  int intra_op_threads = 0;
+  int inter_op_threads = 0;
+  bool cuda_available = false;
+  std::string omp_wait_policy;  // value of OMP_WAIT_POLICY, or "(unset)"
+};
+
+RuntimeInfo runtime_info();
+
+// Logs a loud warning when the reference BLAS or busy-waiting OpenMP is in use. Every training
+// and benchmark command calls this at start-up.
+void warn_about_slow_runtime();
+
+}  // namespace tisa::train

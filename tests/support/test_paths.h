@@ -1,0 +1,25 @@
+// Paths that tests need: the shared/ folder (real data, goldens), the source tree and the built
+// executables. Tests that need shared/ call TISA_REQUIRE_SHARED(path), which skips with a visible
+// message when the file is absent (e.g. a checkout without ../shared).
+#pragma once
+#include <string>
+
+namespace tisa::test {
+// Root of shared/ (env TISA_SHARED_DIR overrides the build-time default).
+std::string shared_dir();
+// shared_dir() + "/" + rel.
+std::string shared_path(const std::string& rel);
+std::string source_dir();
+// Folder holding tisa-train, tisa-text and tisa-nn.
+std::string bin_dir();
+// A fresh empty temporary directory, unique per call.
+std::string make_temp_dir(const std::string& tag);
+bool file_exists(const std::string& path);
+}  // namespace tisa::test
+
+#define TISA_REQUIRE_SHARED(rel)                                                        \
+  do {                                                                                  \
+    if (!::tisa::test::file_exists(::tisa::test::shared_path(rel)))                     \
+      GTEST_SKIP() << "shared data not found: " << ::tisa::test::shared_path(rel)       \
+                   << " (set TISA_SHARED_DIR to the shared/ folder)";                   \
+  } while (0)
