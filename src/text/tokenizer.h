@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,27 @@ class Tokenizer {
   // [CLS] a [SEP] (b [SEP]) with longest-first truncation to max_length (ties cut text b).
   PairEncoding encode_pair(std::string_view a, std::string_view b, int64_t max_length) const;
   PairEncoding encode_single(std::string_view a, int64_t max_length) const;
+  // The same from ids already encoded (no special tokens); truncates copies of them.
+  PairEncoding build_pair(std::vector<int32_t> a, std::vector<int32_t> b, int64_t max_length) const;
+  PairEncoding build_single(std::vector<int32_t> a, int64_t max_length) const;
 };
+
+// Options of load_tokenizer(); unset values come from the tokenizer directory's
+// tisa_tokenizer.json, else from the defaults of albert-base-v2 / bert-base-uncased
+// (lowercase on, accents stripped).
+struct TokenizerOptions {
+  std::optional<bool> lowercase;
+  std::optional<bool> keep_accents;
+};
+
+// Name of the small JSON file that describes a tokenizer directory:
+// {"type", "file", "lowercase", "keep_accents", "vocab_size", "special_ids": {...}}.
+inline constexpr const char* kTokenizerJson = "tisa_tokenizer.json";
+
+// Loads a tokenizer from a SentencePiece `.model` file, a WordPiece `vocab.txt` (any file that is
+// not a .model is read as one token per line), or a directory holding tisa_tokenizer.json (or,
+// without it, exactly one *.model or a vocab.txt). Throws tisa::Error naming the file when it is
+// missing, empty or corrupt.
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path, const TokenizerOptions& options = {});
 
 }  // namespace tisa::text
