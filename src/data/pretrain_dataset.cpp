@@ -1,0 +1,377 @@
+// Writer and memory-mapping reader of the binary pretraining dataset (format in the header).
+#include "data/pretrain_dataset.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+#include "common/error.h"
+#include "common/fs.h"
+
+namespace tisa::data {
+namespace {
+
+constexpr char kBinMagic[8] = {'T', 'I', 'S', 'A', 'P', 'R', 'E', '1'};
+constexpr size_t kBinHeaderBytes = 32;
+constexpr const char* kRerun =
+    "re-run `tisa-train prepare pretrain --input ... --tokenizer ... --output <dir>` to rebuild it";
+
+std::string bin_path(const std::string& dir, const std::string& split, const char* kind) {
+  return dir + "/" + split + "." + kind + ".bin";
+}
+
+int split_index(const std::string& split) {
+  if (split == "train") return 0;
+  if (split == "valid") return 1;
+  throw Error("pretraining dataset: unknown split '" + split + "' (expected train or valid)");
+}
+
+[[noreturn]] void corrupt(const std::string& path, const std::string& what) {
+  throw Error("pretraining dataset file " + path + ": " + what + "; " + kRerun);
+}
+
+void put_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+void put_u64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint32_t get_u32(const uint8_t* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
+  return v;
+}
+uint64_t get_u64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+// Payload bytes: count elements of element_bytes each, or ceil(count / 8) for a bit file.
+uint64_t payload_bytes(uint32_t element_bytes, uint64_t count, bool bits) {
+  return bits ? (count + 7) / 8 : count * element_bytes;
+}
+
+// One buffered output file with the 32-byte header patched at close.
+class BinOut {
+ public:
+  BinOut(std::string path, uint32_t element_bytes) : path_(std::move(path)), element_bytes_(element_bytes) {
+    f_ = std::fopen(path_.c_str(), "wb");
+    if (!f_) throw Error("cannot create " + path_ + ": " + std::strerror(errno));
+    uint8_t zeros[kBinHeaderBytes] = {};
+    write(zeros, sizeof zeros);
+  }
+  ~BinOut() {
+    if (f_) std::fclose(f_);
+  }
+  void write(const void* data, size_t bytes) {
+    if (bytes && std::fwrite(data, 1, bytes, f_) != bytes)
+      throw Error("cannot write " + path_ + ": " + std::strerror(errno));
+  }
+  template <typename T>
+  void put(T v) { write(&v, sizeof v); }  // little-endian hosts only (x86-64, aarch64)
+  void close(uint64_t count) {
+    uint8_t h[kBinHeaderBytes] = {};
+    std::memcpy(h, kBinMagic, 8);
+    put_u32(h + 8, kPretrainFormatVersion);
+    put_u32(h + 12, element_bytes_);
+    put_u64(h + 16, count);
+    if (std::fseek(f_, 0, SEEK_SET) != 0) throw Error("cannot seek " + path_);
+    write(h, sizeof h);
+    if (std::fflush(f_) != 0 || ::fsync(fileno(f_)) != 0)
+      throw Error("cannot flush " + path_ + ": " + std::strerror(errno));
+    std::fclose(f_);
+    f_ = nullptr;
+  }
+
+ private:
+  std::string path_;
+  uint32_t element_bytes_;
+  std::FILE* f_ = nullptr;
+};
+
+}  // namespace
+
+std::string token_dtype_for_vocab(int64_t vocab_size) {
+  return vocab_size <= 65536 ? "uint16" : "int32";
+}
+
+const SplitCounts& PretrainHeader::counts(const std::string& split) const {
+  return split_index(split) == 0 ? train : valid;
+}
+
+// ------------------------------------------------------------------------------------ writer
+struct PretrainDatasetWriter::SplitFiles {
+  BinOut tokens, words, sentences, documents;
+  SplitCounts counts;
+  uint8_t bit_byte = 0;
+  SplitFiles(const std::string& dir, const std::string& split, bool u16)
+      : tokens(bin_path(dir, split, "tokens"), u16 ? 2 : 4),
+        words(bin_path(dir, split, "wordstart"), 1),
+        sentences(bin_path(dir, split, "sentences"), 8),
+        documents(bin_path(dir, split, "documents"), 8) {
+    sentences.put<int64_t>(0);
+    documents.put<int64_t>(0);
+  }
+};
+
+PretrainDatasetWriter::PretrainDatasetWriter(std::string dir, DatasetTokenizerInfo tokenizer,
+                                             nlohmann::json created)
+    : dir_(std::move(dir)), tokenizer_(std::move(tokenizer)), created_(std::move(created)) {
+  if (tokenizer_.vocab_size <= 0) throw Error("pretraining dataset: vocab_size must be positive");
+  uint16_ = token_dtype_for_vocab(tokenizer_.vocab_size) == "uint16";
+  fs::create_directories(dir_);
+  // An old header must not describe the new, half-written files.
+  std::remove((dir_ + "/" + kPretrainHeaderName).c_str());
+  for (int i = 0; i < 2; ++i) splits_[i] = std::make_unique<SplitFiles>(dir_, kPretrainSplitNames[i], uint16_);
+}
+
+PretrainDatasetWriter::~PretrainDatasetWriter() = default;
+
+PretrainDatasetWriter::SplitFiles& PretrainDatasetWriter::files(const std::string& split) {
+  return *splits_[split_index(split)];
+}
+
+const SplitCounts& PretrainDatasetWriter::counts(const std::string& split) const {
+  return splits_[split_index(split)]->counts;
+}
+
+void PretrainDatasetWriter::add_document(const std::string& split, const DocumentTokens& document) {
+  if (finished_) throw Error("pretraining dataset writer: add_document after finish");
+  SplitFiles& f = files(split);
+  int64_t sentences_added = 0;
+  for (const SentenceTokens& s : document) {
+    if (s.ids.empty()) continue;
+    if (s.word_start.size() != s.ids.size())
+      throw Error("pretraining dataset writer: word_start and ids differ in length");
+    for (size_t i = 0; i < s.ids.size(); ++i) {
+      const int32_t id = s.ids[i];
+      if (id < 0 || id >= tokenizer_.vocab_size)
+        throw Error("pretraining dataset writer: token id " + std::to_string(id) +
+                    " outside the vocabulary [0, " + std::to_string(tokenizer_.vocab_size) + ")");
+      if (uint16_) f.tokens.put<uint16_t>(static_cast<uint16_t>(id));
+      else f.tokens.put<int32_t>(id);
+      const int64_t t = f.counts.tokens + static_cast<int64_t>(i);
+      if (s.word_start[i]) f.bit_byte |= static_cast<uint8_t>(1u << (t & 7));
+      if ((t & 7) == 7) {
+        f.words.put<uint8_t>(f.bit_byte);
+        f.bit_byte = 0;
+      }
+    }
+    f.counts.tokens += static_cast<int64_t>(s.ids.size());
+    f.sentences.put<int64_t>(f.counts.tokens);
+    ++f.counts.sentences;
+    ++sentences_added;
+  }
+  if (sentences_added == 0) return;
+  f.documents.put<int64_t>(f.counts.sentences);
+  ++f.counts.documents;
+}
+
+PretrainHeader PretrainDatasetWriter::finish() {
+  if (finished_) throw Error("pretraining dataset writer: finish called twice");
+  finished_ = true;
+  PretrainHeader header;
+  header.token_dtype = uint16_ ? "uint16" : "int32";
+  header.tokenizer = tokenizer_;
+  header.created = created_;
+  for (int i = 0; i < 2; ++i) {
+    SplitFiles& f = *splits_[i];
+    if (f.counts.tokens & 7) f.words.put<uint8_t>(f.bit_byte);
+    f.tokens.close(static_cast<uint64_t>(f.counts.tokens));
+    f.words.close(static_cast<uint64_t>(f.counts.tokens));
+    f.sentences.close(static_cast<uint64_t>(f.counts.sentences + 1));
+    f.documents.close(static_cast<uint64_t>(f.counts.documents + 1));
+    (i == 0 ? header.train : header.valid) = f.counts;
+  }
+  const auto& sp = tokenizer_.special_ids;
+  auto split_json = [](const SplitCounts& c) {
+    return nlohmann::json{{"tokens", c.tokens}, {"sentences", c.sentences}, {"documents", c.documents}};
+  };
+  nlohmann::json j = {
+      {"magic", kPretrainMagic},
+      {"format_version", kPretrainFormatVersion},
+      {"token_dtype", header.token_dtype},
+      {"tokenizer",
+       {{"identity", tokenizer_.identity},
+        {"type", tokenizer_.type},
+        {"vocab_size", tokenizer_.vocab_size},
+        {"special_ids",
+         {{"pad", sp.pad}, {"unk", sp.unk}, {"cls", sp.cls}, {"sep", sp.sep}, {"mask", sp.mask}}}}},
+      {"splits", {{"train", split_json(header.train)}, {"valid", split_json(header.valid)}}},
+      {"created", created_.is_null() ? nlohmann::json::object() : created_},
+  };
+  fs::write_file_atomic(dir_ + "/" + kPretrainHeaderName, j.dump(2) + "\n");
+  return header;
+}
+
+// ------------------------------------------------------------------------------------ reader
+MappedFile::MappedFile(const std::string& path) : path_(path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error("cannot open pretraining dataset file " + path + ": " + std::strerror(errno) + "; " + kRerun);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    throw Error("cannot stat " + path + ": " + std::strerror(errno));
+  }
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ > 0) {
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd);
+      throw Error("cannot mmap " + path + ": " + std::strerror(errno));
+    }
+    data_ = static_cast<const uint8_t*>(p);
+  }
+  ::close(fd);
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+namespace {
+
+const nlohmann::json& need(const nlohmann::json& j, const char* key, const std::string& path) {
+  if (!j.is_object() || !j.contains(key))
+    throw Error(path + ": missing key '" + key + "'; " + kRerun);
+  return j.at(key);
+}
+
+SplitCounts parse_counts(const nlohmann::json& j, const std::string& path) {
+  SplitCounts c;
+  c.tokens = need(j, "tokens", path).get<int64_t>();
+  c.sentences = need(j, "sentences", path).get<int64_t>();
+  c.documents = need(j, "documents", path).get<int64_t>();
+  if (c.tokens < 0 || c.sentences < 0 || c.documents < 0) throw Error(path + ": negative count; " + kRerun);
+  return c;
+}
+
+// Maps a .bin file and checks its header against what header.json says; returns the payload.
+const uint8_t* map_bin(std::vector<std::unique_ptr<MappedFile>>& files, const std::string& path,
+                       uint32_t element_bytes, uint64_t count, bool bits) {
+  files.push_back(std::make_unique<MappedFile>(path));
+  const MappedFile& f = *files.back();
+  if (f.size() < kBinHeaderBytes)
+    corrupt(path, "file is " + std::to_string(f.size()) + " bytes, shorter than its 32-byte header (truncated)");
+  const uint8_t* h = f.data();
+  if (std::memcmp(h, kBinMagic, 8) != 0) corrupt(path, "bad magic (not a tisa-pretrain .bin file)");
+  const uint32_t version = get_u32(h + 8);
+  if (version != kPretrainFormatVersion)
+    corrupt(path, "format version " + std::to_string(version) + ", this build reads version " +
+                      std::to_string(kPretrainFormatVersion));
+  if (get_u32(h + 12) != element_bytes)
+    corrupt(path, "element size " + std::to_string(get_u32(h + 12)) + " bytes, expected " +
+                      std::to_string(element_bytes) + " (token dtype differs from header.json)");
+  const uint64_t n = get_u64(h + 16);
+  if (n != count)
+    corrupt(path, "holds " + std::to_string(n) + " elements but header.json implies " + std::to_string(count));
+  const uint64_t want = kBinHeaderBytes + payload_bytes(element_bytes, count, bits);
+  if (f.size() != want)
+    corrupt(path, "file is " + std::to_string(f.size()) + " bytes, expected " + std::to_string(want) +
+                      (f.size() < want ? " (truncated)" : " (trailing bytes)"));
+  return h + kBinHeaderBytes;
+}
+
+}  // namespace
+
+PretrainHeader read_pretrain_header(const std::string& dir) {
+  const std::string path = dir + "/" + kPretrainHeaderName;
+  if (!fs::exists(path))
+    throw Error("no pretraining dataset at " + dir + " (" + kPretrainHeaderName + " is missing); " + kRerun);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(fs::read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": not valid JSON (" + e.what() + "); " + kRerun);
+  }
+  PretrainHeader h;
+  try {
+    const std::string magic = need(j, "magic", path).get<std::string>();
+    if (magic != kPretrainMagic)
+      throw Error(path + ": magic is '" + magic + "', expected '" + kPretrainMagic + "'; " + kRerun);
+    h.format_version = need(j, "format_version", path).get<uint32_t>();
+    if (h.format_version != kPretrainFormatVersion)
+      throw Error(path + ": format_version " + std::to_string(h.format_version) + ", this build reads " +
+                  std::to_string(kPretrainFormatVersion) + "; " + kRerun);
+    h.token_dtype = need(j, "token_dtype", path).get<std::string>();
+    const auto& t = need(j, "tokenizer", path);
+    h.tokenizer.identity = need(t, "identity", path).get<std::string>();
+    h.tokenizer.type = need(t, "type", path).get<std::string>();
+    h.tokenizer.vocab_size = need(t, "vocab_size", path).get<int64_t>();
+    const auto& sp = need(t, "special_ids", path);
+    h.tokenizer.special_ids.pad = need(sp, "pad", path).get<int32_t>();
+    h.tokenizer.special_ids.unk = need(sp, "unk", path).get<int32_t>();
+    h.tokenizer.special_ids.cls = need(sp, "cls", path).get<int32_t>();
+    h.tokenizer.special_ids.sep = need(sp, "sep", path).get<int32_t>();
+    h.tokenizer.special_ids.mask = need(sp, "mask", path).get<int32_t>();
+    if (h.token_dtype != token_dtype_for_vocab(h.tokenizer.vocab_size))
+      throw Error(path + ": token_dtype '" + h.token_dtype + "' does not match vocab_size " +
+                  std::to_string(h.tokenizer.vocab_size) + "; " + kRerun);
+    const auto& splits = need(j, "splits", path);
+    h.train = parse_counts(need(splits, "train", path), path);
+    h.valid = parse_counts(need(splits, "valid", path), path);
+    if (j.contains("created")) h.created = j.at("created");
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": unexpected content (" + e.what() + "); " + kRerun);
+  }
+  return h;
+}
+
+PretrainDataset::PretrainDataset(const std::string& dir) : dir_(dir), header_(read_pretrain_header(dir)) {
+  open_split(train_, "train");
+  open_split(valid_, "valid");
+}
+
+void PretrainDataset::open_split(PretrainSplit& s, const std::string& name) {
+  s.name_ = name;
+  s.counts_ = header_.counts(name);
+  const bool u16 = header_.token_dtype == "uint16";
+  const uint64_t ntok = static_cast<uint64_t>(s.counts_.tokens);
+  const uint8_t* tokens = map_bin(s.files_, bin_path(dir_, name, "tokens"), u16 ? 2 : 4, ntok, false);
+  if (u16) s.tokens_u16_ = Span<uint16_t>(reinterpret_cast<const uint16_t*>(tokens), ntok);
+  else s.tokens_i32_ = Span<int32_t>(reinterpret_cast<const int32_t*>(tokens), ntok);
+  s.word_bits_ = map_bin(s.files_, bin_path(dir_, name, "wordstart"), 1, ntok, true);
+  const std::string spath = bin_path(dir_, name, "sentences");
+  const std::string dpath = bin_path(dir_, name, "documents");
+  const auto* so = reinterpret_cast<const int64_t*>(
+      map_bin(s.files_, spath, 8, static_cast<uint64_t>(s.counts_.sentences + 1), false));
+  const auto* dof = reinterpret_cast<const int64_t*>(
+      map_bin(s.files_, dpath, 8, static_cast<uint64_t>(s.counts_.documents + 1), false));
+  s.sentence_offsets_ = Span<int64_t>(so, static_cast<size_t>(s.counts_.sentences + 1));
+  s.document_offsets_ = Span<int64_t>(dof, static_cast<size_t>(s.counts_.documents + 1));
+  if (so[0] != 0 || so[s.counts_.sentences] != s.counts_.tokens)
+    corrupt(spath, "sentence offsets do not span [0, tokens]");
+  if (dof[0] != 0 || dof[s.counts_.documents] != s.counts_.sentences)
+    corrupt(dpath, "document offsets do not span [0, sentences]");
+  // A full monotonicity scan is O(sentences) and cheap next to training; it catches bit rot.
+  for (int64_t i = 0; i < s.counts_.sentences; ++i)
+    if (so[i + 1] <= so[i]) corrupt(spath, "sentence " + std::to_string(i) + " is empty or offsets decrease");
+  for (int64_t i = 0; i < s.counts_.documents; ++i)
+    if (dof[i + 1] <= dof[i]) corrupt(dpath, "document " + std::to_string(i) + " is empty or offsets decrease");
+}
+
+const PretrainSplit& PretrainDataset::split(const std::string& name) const {
+  return split_index(name) == 0 ? train_ : valid_;
+}
+
+void PretrainSplit::append_tokens(int64_t begin, int64_t end, std::vector<int32_t>& ids,
+                                  std::vector<uint8_t>* starts) const {
+  ids.reserve(ids.size() + static_cast<size_t>(end - begin));
+  if (tokens_u16_.data())
+    for (int64_t i = begin; i < end; ++i) ids.push_back(tokens_u16_[i]);
+  else
+    ids.insert(ids.end(), tokens_i32_.data() + begin, tokens_i32_.data() + end);
+  if (starts)
+    for (int64_t i = begin; i < end; ++i) starts->push_back(word_start(i) ? 1 : 0);
+}
+
+}  // namespace tisa::data

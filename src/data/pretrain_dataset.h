@@ -1,0 +1,196 @@
+// Binary pretraining dataset: the contract between `tisa-train prepare pretrain` (tisa-text, which
+// writes it) and pretraining in tisa-nn (which memory-maps it). Torch-free. SPEC §5.
+//
+// A dataset is a folder:
+//   header.json   {"magic": "tisa-pretrain", "format_version": 1, "token_dtype": "uint16"|"int32",
+//                  "tokenizer": {"identity", "type", "vocab_size",
+//                                "special_ids": {"pad","unk","cls","sep","mask"}},
+//                  "splits": {"train": {"tokens", "sentences", "documents"}, "valid": {...}},
+//                  "created": {"by", "version", "time", ... free-form: inputs, format, seed}}
+//   <split>.tokens.bin     token ids; uint16 when vocab_size <= 65536, else int32
+//   <split>.wordstart.bin  1 bit per token (bit i%8 of byte i/8, LSB first): 1 = the token begins
+//                          a word (Tokenizer::is_word_start), used by whole-word masking
+//   <split>.sentences.bin  int64 token offsets, sentences+1 entries (first 0, last = tokens)
+//   <split>.documents.bin  int64 sentence offsets, documents+1 entries (first 0, last = sentences)
+// for split in {train, valid} (valid may be empty: zero documents).
+//
+// Every .bin file starts with a 32-byte little-endian header:
+//   char magic[8] = "TISAPRE1", u32 format_version, u32 element_bytes (2, 4, 8; 1 for bits),
+//   u64 count (elements; bits for .wordstart.bin), u64 reserved (0)
+// followed by the payload (page-aligned base + 32 keeps every element naturally aligned).
+// header.json is written last (atomically), so a crashed preparation leaves no readable dataset.
+// The reader checks magic, version, element size, count against header.json and the exact file
+// size (a truncated or padded file is an error naming the file and the command to re-run).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tisa::data {
+
+inline constexpr const char* kPretrainMagic = "tisa-pretrain";
+inline constexpr uint32_t kPretrainFormatVersion = 1;
+inline constexpr const char* kPretrainHeaderName = "header.json";
+inline constexpr const char* kPretrainSplitNames[2] = {"train", "valid"};
+
+// A read-only view of contiguous elements (C++17 has no std::span).
+template <typename T>
+class Span {
+ public:
+  Span() = default;
+  Span(const T* data, size_t size) : data_(data), size_(size) {}
+  const T* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  Span subspan(size_t offset, size_t count) const { return Span(data_ + offset, count); }
+
+ private:
+  const T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Special token ids as recorded in the header (-1 = the vocabulary has none).
+struct DatasetSpecialIds {
+  int32_t pad = -1, unk = -1, cls = -1, sep = -1, mask = -1;
+};
+
+struct DatasetTokenizerInfo {
+  std::string identity;  // Tokenizer::identity()
+  std::string type;      // "sentencepiece" | "wordpiece"
+  int64_t vocab_size = 0;
+  DatasetSpecialIds special_ids;
+};
+
+struct SplitCounts {
+  int64_t tokens = 0, sentences = 0, documents = 0;
+};
+
+struct PretrainHeader {
+  uint32_t format_version = kPretrainFormatVersion;
+  std::string token_dtype;  // "uint16" or "int32"
+  DatasetTokenizerInfo tokenizer;
+  SplitCounts train, valid;
+  nlohmann::json created;  // free-form provenance
+  const SplitCounts& counts(const std::string& split) const;
+};
+
+// "uint16" when every id fits (vocab_size <= 65536), else "int32".
+std::string token_dtype_for_vocab(int64_t vocab_size);
+
+// One sentence as written: ids and, parallel to them, 1 where a token begins a word.
+struct SentenceTokens {
+  std::vector<int32_t> ids;
+  std::vector<uint8_t> word_start;
+};
+using DocumentTokens = std::vector<SentenceTokens>;
+
+// Streams documents into a dataset folder. Empty sentences are skipped and documents left empty
+// are not counted. finish() writes header.json; a writer destroyed without finish() leaves the
+// folder without a header (unreadable, by design).
+class PretrainDatasetWriter {
+ public:
+  PretrainDatasetWriter(std::string dir, DatasetTokenizerInfo tokenizer, nlohmann::json created);
+  ~PretrainDatasetWriter();
+  PretrainDatasetWriter(const PretrainDatasetWriter&) = delete;
+  PretrainDatasetWriter& operator=(const PretrainDatasetWriter&) = delete;
+
+  // split: "train" or "valid". Ids must lie in [0, vocab_size).
+  void add_document(const std::string& split, const DocumentTokens& document);
+  const SplitCounts& counts(const std::string& split) const;
+  // Completes the binary files and writes header.json. Returns the header written.
+  PretrainHeader finish();
+
+ private:
+  struct SplitFiles;
+  std::string dir_;
+  DatasetTokenizerInfo tokenizer_;
+  nlohmann::json created_;
+  bool uint16_ = true;
+  std::unique_ptr<SplitFiles> splits_[2];
+  bool finished_ = false;
+  SplitFiles& files(const std::string& split);
+};
+
+// A read-only memory-mapped file.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// One split of an opened dataset: zero-copy views into the mapped files. Thread-safe (read-only).
+class PretrainSplit {
+ public:
+  int64_t num_tokens() const { return counts_.tokens; }
+  int64_t num_sentences() const { return counts_.sentences; }
+  int64_t num_documents() const { return counts_.documents; }
+  const std::string& name() const { return name_; }
+
+  int32_t token(int64_t i) const {
+    return tokens_u16_.data() ? static_cast<int32_t>(tokens_u16_[i]) : tokens_i32_[i];
+  }
+  bool word_start(int64_t i) const { return (word_bits_[i >> 3] >> (i & 7)) & 1; }
+  // Appends tokens [begin, end) to ids (and their word-start flags to starts when non-null).
+  void append_tokens(int64_t begin, int64_t end, std::vector<int32_t>& ids,
+                     std::vector<uint8_t>* starts = nullptr) const;
+
+  // sentence_offsets()[s]..[s+1] = token range of sentence s; size sentences+1.
+  Span<int64_t> sentence_offsets() const { return sentence_offsets_; }
+  // document_offsets()[d]..[d+1] = sentence range of document d; size documents+1.
+  Span<int64_t> document_offsets() const { return document_offsets_; }
+  int64_t sentence_length(int64_t s) const { return sentence_offsets_[s + 1] - sentence_offsets_[s]; }
+
+  // Raw token views: exactly one of them is non-empty (per header token_dtype), unless no tokens.
+  Span<uint16_t> tokens_u16() const { return tokens_u16_; }
+  Span<int32_t> tokens_i32() const { return tokens_i32_; }
+
+ private:
+  friend class PretrainDataset;
+  std::string name_;
+  SplitCounts counts_;
+  std::vector<std::unique_ptr<MappedFile>> files_;
+  Span<uint16_t> tokens_u16_;
+  Span<int32_t> tokens_i32_;
+  const uint8_t* word_bits_ = nullptr;
+  Span<int64_t> sentence_offsets_, document_offsets_;
+};
+
+// An opened dataset folder. Construction validates everything (magic, versions, counts, file
+// sizes, offset monotonicity at the ends); errors name the file and say to re-run
+// `tisa-train prepare pretrain`.
+class PretrainDataset {
+ public:
+  explicit PretrainDataset(const std::string& dir);
+  const PretrainHeader& header() const { return header_; }
+  const std::string& dir() const { return dir_; }
+  // "train" or "valid".
+  const PretrainSplit& split(const std::string& name) const;
+
+ private:
+  std::string dir_;
+  PretrainHeader header_;
+  PretrainSplit train_, valid_;
+  void open_split(PretrainSplit& split, const std::string& name);
+};
+
+// Parses and validates header.json only (for `inspect`-style commands and cheap checks).
+PretrainHeader read_pretrain_header(const std::string& dir);
+
+}  // namespace tisa::data
