@@ -6,6 +6,6 @@
 int main(int argc, char** argv) {
   return tisa::cli::run_cli_main("tisa-train", "tisa-train text tools: tokenizers and data preparation",
                                  argc, argv, [](CLI::App& app) {
-                                   (void)app;
+                                   tisa::cli::add_tokenizer_command(app);
                                  });
 }

@@ -8,4 +8,5 @@ class App;
 namespace tisa::cli {
 // Each adds its subcommand (with its own sub-subcommands) to `app`.
 // (commands are added here as they land: add_tokenizer_command, add_prepare_command, ...)
+void add_tokenizer_command(CLI::App& app);  // tokenizer_command.cpp
 }  // namespace tisa::cli

@@ -6,47 +6,10 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "text/basic_tokenizer.h"
 #include "text/unicode.h"
 
 namespace tisa::text {
-namespace {
-
-enum AsciiClass : uint8_t { kOther = 0, kSpace = 1, kDrop = 2, kPunct = 3 };
-
-struct AsciiTables {
-  std::array<uint8_t, 128> cls{};
-  std::array<char, 128> lower{};
-  AsciiTables() {
-    for (int c = 0; c < 128; ++c) {
-      lower[c] = char(c >= 'A' && c <= 'Z' ? c + 32 : c);
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
-        cls[c] = kSpace;
-      else if (c < 32 || c == 127)  // Cc other than \t\n\r (U+0000 included) is removed
-        cls[c] = kDrop;
-      else if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126))
-        cls[c] = kPunct;
-      else
-        cls[c] = kOther;
-    }
-  }
-};
-const AsciiTables kAscii;
-
-bool is_chinese_char(char32_t cp) {
-  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
-         (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
-         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
-         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
-}
-
-bool is_punctuation(char32_t cp) {
-  if (cp < 128) return kAscii.cls[cp] == kPunct;
-  return unicode::is_category_p(cp);
-}
-
-constexpr const char* kSpecialStrings[] = {"[UNK]", "[SEP]", "[PAD]", "[CLS]", "[MASK]"};
-
-}  // namespace
 
 // ---- trie ----
 
@@ -126,8 +89,6 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, WordPiece
   special_.sep = token_to_id("[SEP]");
   special_.mask = token_to_id("[MASK]");
   if (special_.unk < 0) throw Error("WordPiece vocabulary " + identity_ + " has no [UNK] token");
-  for (int c = 0; c < 128; ++c) ascii_single_[c] = token_to_id(std::string(1, char(c)));
-  for (const char* s : kSpecialStrings) never_split_.emplace_back(s, token_to_id(s));
 }
 
 std::unique_ptr<WordPieceTokenizer> WordPieceTokenizer::from_file(const std::string& path,
@@ -199,132 +160,11 @@ void WordPieceTokenizer::wordpiece(std::string_view word, std::vector<int32_t>& 
   }
 }
 
-void WordPieceTokenizer::process_general_token(std::string_view token, std::vector<int32_t>& out) const {
-  std::u32string t = unicode::nfc(unicode::decode(token));
-  if (options_.lowercase) {
-    t = unicode::python_lower(t);
-    if (!options_.keep_accents) {
-      std::u32string d = unicode::nfd(t);
-      t.clear();
-      for (char32_t c : d)
-        if (!unicode::is_category_mn(c)) t.push_back(c);
-    }
-  }
-  std::string word;
-  std::string single;
-  for (char32_t c : t) {
-    if (is_punctuation(c)) {
-      wordpiece(word, out);
-      word.clear();
-      single.clear();
-      unicode::append_utf8(single, c);
-      wordpiece(single, out);
-    } else {
-      unicode::append_utf8(word, c);
-    }
-  }
-  wordpiece(word, out);
-}
-
-void WordPieceTokenizer::process_token(std::string_view token, bool ascii, std::vector<int32_t>& out) const {
-  if (token.size() >= 5 && token.size() <= 6 && token[0] == '[') {
-    for (const auto& [s, id] : never_split_) {
-      if (token == s) {  // kept whole, not lowercased, not split (never_split)
-        wordpiece(token, out);
-        return;
-      }
-    }
-  }
-  if (!ascii) {
-    process_general_token(token, out);
-    return;
-  }
-  // ASCII fast path: lowercase by table, split on ASCII punctuation, no decoding.
-  char buf[256];
-  size_t len = 0;
-  const bool lower = options_.lowercase;
-  auto flush = [&]() {
-    if (len) wordpiece(std::string_view(buf, len), out);
-    len = 0;
-  };
-  for (size_t i = 0; i < token.size(); ++i) {
-    const auto c = uint8_t(token[i]);
-    if (kAscii.cls[c] == kPunct) {
-      flush();
-      const int32_t id = ascii_single_[c];
-      out.push_back(id >= 0 ? id : special_.unk);
-      continue;
-    }
-    if (len == sizeof(buf)) {
-      // A word longer than the buffer (> 256 chars) is [UNK] anyway; skip to its end.
-      while (i + 1 < token.size() && kAscii.cls[uint8_t(token[i + 1])] != kPunct) ++i;
-      len = 0;
-      out.push_back(special_.unk);
-      continue;
-    }
-    buf[len++] = lower ? kAscii.lower[c] : char(c);
-  }
-  flush();
-}
-
 void WordPieceTokenizer::encode_into(std::string_view text, std::vector<int32_t>& out) const {
-  const auto* p = reinterpret_cast<const uint8_t*>(text.data());
-  const size_t n = text.size();
-  constexpr size_t kNone = size_t(-1);
-  size_t start = kNone;
-  bool use_buf = false, ascii = true;
-  std::string buf;  // the cleaned token, only when a removed character sits inside it
-  auto flush = [&](size_t end) {
-    if (start != kNone) {
-      const std::string_view tok = use_buf ? std::string_view(buf) : text.substr(start, end - start);
-      if (!tok.empty()) process_token(tok, ascii, out);
-    }
-    start = kNone;
-    use_buf = false;
-    ascii = true;
-  };
-  auto drop = [&](size_t i) {
-    if (start != kNone && !use_buf) {
-      buf.assign(text.data() + start, i - start);
-      use_buf = true;
-    }
-  };
-  size_t i = 0;
-  while (i < n) {
-    const uint8_t c = p[i];
-    if (c < 0x80) {
-      const uint8_t k = kAscii.cls[c];
-      if (k == kSpace) {
-        flush(i);
-      } else if (k == kDrop) {
-        drop(i);
-      } else {
-        if (start == kNone) start = i;
-        if (use_buf) buf.push_back(char(c));
-      }
-      ++i;
-      continue;
-    }
-    size_t len = 0;
-    const char32_t cp = unicode::decode_one(text, i, len);
-    if (cp == unicode::kReplacement || unicode::is_category_c(cp)) {
-      drop(i);  // U+FFFD (and invalid bytes, read as U+FFFD) and C* are removed
-    } else if (unicode::is_category_zs(cp) || cp == 0x2028 || cp == 0x2029) {
-      flush(i);  // Zs become spaces; Zl/Zp split in str.split()
-    } else if (is_chinese_char(cp)) {
-      flush(i);
-      process_token(text.substr(i, len), false, out);
-    } else {
-      if (start == kNone) {
-        start = i;
-        use_buf = false;
-      }
-      ascii = false;
-      if (use_buf) buf.append(text.data() + i, len);
-    }
-    i += len;
-  }
-  flush(n);
+  detail::BasicOptions o;
+  o.lowercase = options_.lowercase;
+  o.strip_accents = options_.lowercase && !options_.keep_accents;
+  detail::basic_tokenize(text, o, [&](std::string_view word) { wordpiece(word, out); });
 }
 
 std::vector<int32_t> WordPieceTokenizer::encode(std::string_view text) const {

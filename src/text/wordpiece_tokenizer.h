@@ -68,8 +68,6 @@ class WordPieceTokenizer final : public Tokenizer {
     inline uint32_t child(uint32_t node, uint8_t byte) const;
   };
 
-  void process_token(std::string_view token, bool ascii, std::vector<int32_t>& out) const;
-  void process_general_token(std::string_view token, std::vector<int32_t>& out) const;
   void wordpiece(std::string_view word, std::vector<int32_t>& out) const;
 
   std::vector<std::string> vocab_;
@@ -79,8 +77,6 @@ class WordPieceTokenizer final : public Tokenizer {
   std::string identity_;
   SpecialIds special_;
   Trie initial_, continuation_;
-  std::array<int32_t, 128> ascii_single_{};  // id of each 1-byte word, -1 = none
-  std::vector<std::pair<std::string, int32_t>> never_split_;  // the special-token strings
 };
 
 }  // namespace tisa::text
