@@ -21,6 +21,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "data/glue_tsv.h"
 
 namespace tisa::config {
 
@@ -908,6 +909,11 @@ std::vector<ConfigProblem> validate(const Config& c) {
 
   // glue (SPEC §8)
   const GlueConfig& g = c.glue;
+  if (!g.task.empty() && !data::find_glue_task_or_null(g.task)) {
+    std::string known;
+    for (const auto& t : data::glue_tasks()) known += (known.empty() ? "" : ", ") + t.name;
+    add("glue.task", "unknown GLUE task '" + g.task + "' (expected one of: " + known + ")");
+  }
   positive("glue.lr", g.lr);
   at_least("glue.batch_size", g.batch_size, 1);
   at_least("glue.steps", g.steps, 0);

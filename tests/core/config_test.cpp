@@ -243,6 +243,9 @@ TEST(ConfigTest, ValidateCrossFieldRules) {
   EXPECT_EQ(keys, (std::vector<std::string>{"model.num_hidden_groups", "model.hidden_act", "model.pad_token_id",
                                             "glue.epochs", "glue.max_length"}));
   std::string msg = error_of([&] { tisa::config::validate_or_throw(c, "run.yaml"); });
+  EXPECT_HAS(error_of([] { tisa::config::config_from_overrides({"glue.task=SST"}); }),
+             "--set glue.task=SST: glue.task: unknown GLUE task 'SST' (expected one of: CoLA, SST-2, MRPC");
+  EXPECT_EQ(tisa::config::config_from_overrides({"glue.task=sst2"}).glue.task, "sst2");
   EXPECT_HAS(msg, "run.yaml: model.hidden_act: unknown activation 'swish' (expected one of: gelu_new, gelu, relu)");
 }
 

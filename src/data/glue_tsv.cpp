@@ -1,0 +1,311 @@
+// GLUE TSV readers and leaderboard writer (see glue_tsv.h; SPEC §8).
+#include "data/glue_tsv.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string_view>
+
+#include "common/error.h"
+#include "common/fs.h"
+
+namespace tisa::data {
+namespace {
+
+// Shorthands for the table below.
+GlueSplitFormat labelled(const char* name, bool header, int columns, int a, int b, int label) {
+  GlueSplitFormat f;
+  f.name = name;
+  f.file = std::string(name) + ".tsv";
+  f.header = header;
+  f.columns = columns;
+  f.text_a = a;
+  f.text_b = b;
+  f.label = label;
+  return f;
+}
+GlueSplitFormat unlabelled(const char* name, int columns, int a, int b, const char* leaderboard) {
+  GlueSplitFormat f;
+  f.name = name;
+  f.file = std::string(name) + ".tsv";
+  f.header = true;
+  f.columns = columns;
+  f.text_a = a;
+  f.text_b = b;
+  f.index = 0;
+  f.leaderboard = leaderboard;
+  return f;
+}
+
+std::vector<GlueTask> make_tasks() {
+  const std::vector<std::string> binary{"0", "1"};
+  const std::vector<std::string> nli3{"contradiction", "entailment", "neutral"};
+  const std::vector<std::string> nli2{"entailment", "not_entailment"};
+  std::vector<GlueTask> t;
+  // CoLA train/dev: source, label, original label, sentence — no header.
+  t.push_back({"CoLA", "CoLA", binary, false, "cola",
+               {labelled("train", false, 4, 3, -1, 1), labelled("dev", false, 4, 3, -1, 1),
+                unlabelled("test", 2, 1, -1, "CoLA.tsv")}});
+  t.push_back({"SST-2", "SST-2", binary, false, "sst-2",
+               {labelled("train", true, 2, 0, -1, 1), labelled("dev", true, 2, 0, -1, 1),
+                unlabelled("test", 2, 1, -1, "SST-2.tsv")}});
+  // MRPC: Quality, #1 ID, #2 ID, #1 String, #2 String (train/dev start with a BOM).
+  t.push_back({"MRPC", "MRPC", binary, false, "mrpc",
+               {labelled("train", true, 5, 3, 4, 0), labelled("dev", true, 5, 3, 4, 0),
+                unlabelled("test", 5, 3, 4, "MRPC.tsv")}});
+  // STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score.
+  t.push_back({"STS-B", "STS-B", {}, true, "sts-b",
+               {labelled("train", true, 10, 7, 8, 9), labelled("dev", true, 10, 7, 8, 9),
+                unlabelled("test", 9, 7, 8, "STS-B.tsv")}});
+  // QQP: id qid1 qid2 question1 question2 is_duplicate; test: id question1 question2.
+  t.push_back({"QQP", "QQP", binary, false, "qqp",
+               {labelled("train", true, 6, 3, 4, 5), labelled("dev", true, 6, 3, 4, 5),
+                unlabelled("test", 3, 1, 2, "QQP.tsv")}});
+  // MNLI: index promptID pairID genre s1_binary_parse s2_binary_parse s1_parse s2_parse sentence1
+  // sentence2 label1 [label2..label5 in dev] gold_label; test has the first 10 columns.
+  t.push_back({"MNLI", "MNLI", nli3, false, "mnli",
+               {labelled("train", true, 12, 8, 9, 11), labelled("dev_matched", true, 16, 8, 9, 15),
+                labelled("dev_mismatched", true, 16, 8, 9, 15), unlabelled("test_matched", 10, 8, 9, "MNLI-m.tsv"),
+                unlabelled("test_mismatched", 10, 8, 9, "MNLI-mm.tsv")}});
+  t.push_back({"QNLI", "QNLI", nli2, false, "qnli",
+               {labelled("train", true, 4, 1, 2, 3), labelled("dev", true, 4, 1, 2, 3),
+                unlabelled("test", 3, 1, 2, "QNLI.tsv")}});
+  t.push_back({"RTE", "RTE", nli2, false, "rte",
+               {labelled("train", true, 4, 1, 2, 3), labelled("dev", true, 4, 1, 2, 3),
+                unlabelled("test", 3, 1, 2, "RTE.tsv")}});
+  t.push_back({"WNLI", "WNLI", binary, false, "wnli",
+               {labelled("train", true, 4, 1, 2, 3), labelled("dev", true, 4, 1, 2, 3),
+                unlabelled("test", 3, 1, 2, "WNLI.tsv")}});
+  // AX: the diagnostic set (index sentence1 sentence2), predicted with the MNLI model's labels.
+  t.push_back({"AX", "diagnostic", nli3, false, "ax", {unlabelled("diagnostic", 3, 1, 2, "AX.tsv")}});
+  return t;
+}
+
+std::string squash(const std::string& name) {  // lower case, no '-' or '_'
+  std::string out;
+  for (char c : name)
+    if (c != '-' && c != '_') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string task_list() {
+  std::string out;
+  for (const auto& t : glue_tasks()) out += (out.empty() ? "" : ", ") + t.name;
+  return out;
+}
+
+std::string location(const std::string& path, int64_t line) { return path + ":" + std::to_string(line); }
+
+std::vector<std::string_view> split_tabs(std::string_view line) {
+  std::vector<std::string_view> fields;
+  size_t start = 0;
+  while (true) {
+    size_t tab = line.find('\t', start);
+    if (tab == std::string_view::npos) {
+      fields.push_back(line.substr(start));
+      return fields;
+    }
+    fields.push_back(line.substr(start, tab - start));
+    start = tab + 1;
+  }
+}
+
+bool parse_int64(std::string_view s, int64_t& out) {
+  if (s.empty() || s.size() > 19) return false;
+  size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  if (i == s.size()) return false;
+  for (size_t j = i; j < s.size(); ++j)
+    if (!std::isdigit(static_cast<unsigned char>(s[j]))) return false;
+  out = std::strtoll(std::string(s).c_str(), nullptr, 10);
+  return true;
+}
+
+bool parse_double(std::string_view s, double& out) {
+  if (s.empty()) return false;
+  std::string text(s);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) return false;
+  // strtod also accepts hex floats, "inf" and leading spaces; the TSVs hold plain decimals.
+  if (text.find_first_of("xXiInN ") != std::string::npos) return false;
+  out = v;
+  return true;
+}
+
+std::string column_names(const GlueSplitFormat& f) {
+  std::string out = std::to_string(f.columns) + " tab-separated columns";
+  return out;
+}
+
+}  // namespace
+
+const std::vector<GlueTask>& glue_tasks() {
+  static const std::vector<GlueTask> tasks = make_tasks();
+  return tasks;
+}
+
+const GlueTask* find_glue_task_or_null(const std::string& name) {
+  const std::string key = squash(name);
+  for (const auto& t : glue_tasks())
+    if (squash(t.name) == key) return &t;
+  if (key == "diagnostic") return &glue_tasks().back();
+  return nullptr;
+}
+
+const GlueTask& find_glue_task(const std::string& name) {
+  if (const GlueTask* t = find_glue_task_or_null(name)) return *t;
+  throw Error("unknown GLUE task '" + name + "' (expected one of: " + task_list() + ")");
+}
+
+const GlueSplitFormat& GlueTask::split(const std::string& split_name) const {
+  for (const auto& s : splits)
+    if (s.name == split_name) return s;
+  if (name == "AX" && split_name == "test") return splits.front();
+  std::string known;
+  for (const auto& s : splits) known += (known.empty() ? "" : ", ") + s.name;
+  throw Error("GLUE task " + name + " has no split '" + split_name + "' (expected one of: " + known + ")");
+}
+
+int64_t glue_label_index(const GlueTask& task, const std::string& label, const std::string& where) {
+  for (size_t i = 0; i < task.labels.size(); ++i)
+    if (task.labels[i] == label) return static_cast<int64_t>(i);
+  std::string known;
+  for (const auto& l : task.labels) known += (known.empty() ? "" : ", ") + l;
+  throw Error(where + ": unknown " + task.name + " label '" + label + "' (expected one of: " + known + ")");
+}
+
+const std::string& glue_label_name(const GlueTask& task, int64_t index) {
+  if (index < 0 || index >= static_cast<int64_t>(task.labels.size()))
+    throw Error("GLUE task " + task.name + ": class index " + std::to_string(index) + " out of range [0, " +
+                std::to_string(task.labels.size()) + ")");
+  return task.labels[static_cast<size_t>(index)];
+}
+
+std::string glue_tsv_path(const std::string& root, const std::string& task, const std::string& split) {
+  const GlueTask& t = find_glue_task(task);
+  return (std::filesystem::path(root) / t.dir / t.split(split).file).string();
+}
+
+GlueSplitData read_glue_task_split(const std::string& root, const std::string& task, const std::string& split) {
+  return read_glue_tsv(find_glue_task(task), split, glue_tsv_path(root, task, split));
+}
+
+GlueSplitData read_glue_tsv(const GlueTask& task, const std::string& split, const std::string& path) {
+  const GlueSplitFormat& f = task.split(split);
+  GlueSplitData out;
+  out.task = task.name;
+  out.split = f.name;
+  out.path = path;
+  if (f.label >= 0 && !task.regression) out.stats.label_counts.assign(task.labels.size(), 0);
+  const bool qqp_short_rows_skipped = task.name == "QQP" && f.label >= 0;
+  const std::string what = task.name + " " + f.name;
+
+  std::string text = fs::read_file(path);
+  std::string_view rest(text);
+  if (rest.substr(0, 3) == "\xEF\xBB\xBF") rest.remove_prefix(3);  // UTF-8 BOM (MRPC)
+
+  int64_t line_no = 0;
+  int64_t data_row = 0;
+  bool header_pending = f.header;
+  while (!rest.empty()) {
+    size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF
+    if (line.empty()) {
+      ++out.stats.blank_lines;
+      continue;
+    }
+    std::vector<std::string_view> fields = split_tabs(line);
+    const int n = static_cast<int>(fields.size());
+    if (header_pending) {
+      header_pending = false;
+      if (n != f.columns)
+        throw Error(location(path, line_no) + ": " + what + ": expected a header with " + column_names(f) + ", got " +
+                    std::to_string(n) + " (is this the right task and split?)");
+      continue;
+    }
+    if (n != f.columns) {
+      if (qqp_short_rows_skipped && n < f.columns) {
+        ++out.stats.skipped_short_rows;
+        if (out.stats.skipped_lines.size() < 100) out.stats.skipped_lines.push_back(line_no);
+        continue;
+      }
+      throw Error(location(path, line_no) + ": " + what + ": expected " + column_names(f) + ", got " +
+                  std::to_string(n));
+    }
+    GlueExample ex;
+    ex.line = line_no;
+    ex.text_a = std::string(fields[static_cast<size_t>(f.text_a)]);
+    if (f.text_b >= 0) ex.text_b = std::string(fields[static_cast<size_t>(f.text_b)]);
+    ex.index = data_row;
+    if (f.index >= 0) {
+      std::string_view id = fields[static_cast<size_t>(f.index)];
+      if (!parse_int64(id, ex.index))
+        throw Error(location(path, line_no) + ": " + what + ": bad id '" + std::string(id) + "' in column " +
+                    std::to_string(f.index + 1) + " (expected an integer)");
+    }
+    if (f.label >= 0) {
+      std::string_view label = fields[static_cast<size_t>(f.label)];
+      if (task.regression) {
+        if (!parse_double(label, ex.score) || ex.score < 0 || ex.score > 5)
+          throw Error(location(path, line_no) + ": " + what + ": bad score '" + std::string(label) + "' in column " +
+                      std::to_string(f.label + 1) + " (expected a number from 0 to 5)");
+      } else {
+        ex.label = glue_label_index(task, std::string(label),
+                                    location(path, line_no) + ": " + what + ": column " + std::to_string(f.label + 1));
+        ++out.stats.label_counts[static_cast<size_t>(ex.label)];
+      }
+    }
+    out.examples.push_back(std::move(ex));
+    ++data_row;
+  }
+  out.stats.lines = line_no;
+  out.stats.examples = static_cast<int64_t>(out.examples.size());
+  if (header_pending) throw Error(path + ": " + what + ": empty file (expected a header line)");
+  return out;
+}
+
+std::string leaderboard_file_name(const std::string& task, const std::string& split) {
+  const GlueSplitFormat& f = find_glue_task(task).split(split);
+  if (f.leaderboard.empty())
+    throw Error("GLUE " + find_glue_task(task).name + " " + split +
+                " is a labelled split; leaderboard files are written for test splits");
+  return f.leaderboard;
+}
+
+void write_leaderboard_file(const std::string& task, const std::string& split, const std::vector<int64_t>& indices,
+                            const std::vector<double>& predictions, const std::string& path) {
+  const GlueTask& t = find_glue_task(task);
+  leaderboard_file_name(task, split);  // checks the split is a test split
+  if (indices.size() != predictions.size())
+    throw Error("leaderboard " + path + ": " + std::to_string(indices.size()) + " indices but " +
+                std::to_string(predictions.size()) + " predictions");
+  std::string out = "index\tprediction\n";
+  char buf[64];
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const double p = predictions[i];
+    if (std::isnan(p)) throw Error("leaderboard " + path + ": prediction " + std::to_string(i) + " is NaN");
+    out += std::to_string(indices[i]);
+    out += '\t';
+    if (t.regression) {
+      const double clipped = p <= 0 ? 0.0 : (p >= 5 ? 5.0 : p);  // also maps -0.0 to 0.0
+      std::snprintf(buf, sizeof(buf), "%.3f", clipped);
+      out += buf;
+    } else {
+      if (p != std::floor(p) || p < 0 || p >= static_cast<double>(t.labels.size()))
+        throw Error("leaderboard " + path + ": prediction " + std::to_string(i) + " (" + std::to_string(p) +
+                    ") is not a class index of " + t.name + " [0, " + std::to_string(t.labels.size()) + ")");
+      out += glue_label_name(t, static_cast<int64_t>(p));
+    }
+    out += '\n';
+  }
+  fs::write_file_atomic(path, out);
+}
+
+}  // namespace tisa::data

@@ -1,0 +1,105 @@
+// Official GLUE TSV files (SPEC §8) → examples, and GLUE leaderboard files back. Torch-free.
+//
+// The task table (glue_tasks()) fixes, per task and split, the file name, whether it has a header,
+// the exact column count and which columns hold text_a, text_b, the label and the test id. Files
+// are split on TAB only (no quoting: rows contain `"`); a UTF-8 BOM at the start, CRLF line ends,
+// a last line without newline and blank lines are tolerated. A malformed row (wrong column count,
+// unknown label, bad float, bad id) is a tisa::Error "<file>:<line>: <task> <split>: ...", except
+// QQP's known short rows in train/dev (fewer than 6 columns), which are skipped and counted in
+// GlueReadStats as transformers' QqpProcessor does.
+//
+// Label strings map to class indices in the order of GlueTask::labels (SPEC §8):
+//   CoLA, SST-2, MRPC, QQP, WNLI: "0", "1";  MNLI (and AX): contradiction, entailment, neutral;
+//   QNLI, RTE: entailment, not_entailment;  STS-B: regression, a float score in [0, 5].
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace tisa::data {
+
+// One file of a task: where its fields are. Column numbers are 0-based; -1 = absent.
+struct GlueSplitFormat {
+  std::string name;         // "train", "dev", "dev_matched", "test", "test_matched", "diagnostic", ...
+  std::string file;         // file name inside the task folder, e.g. "dev_matched.tsv"
+  bool header = true;       // first line is a header
+  int columns = 0;          // exact number of TAB-separated fields per row
+  int text_a = -1;
+  int text_b = -1;          // -1: single-sentence task
+  int label = -1;           // -1: unlabelled (test) split
+  int index = -1;           // id column of test files; -1: the 0-based data row number is used
+  std::string leaderboard;  // leaderboard file name for unlabelled splits ("MNLI-m.tsv"), else ""
+};
+
+struct GlueTask {
+  std::string name;                 // canonical: "CoLA", "SST-2", ..., "AX"
+  std::string dir;                  // folder under the GLUE data root ("diagnostic" for AX)
+  std::vector<std::string> labels;  // class names in index order; empty for regression (STS-B)
+  bool regression = false;
+  std::string metric_task;          // name for tisa::metrics::glue_compute_metrics ("cola", ...)
+  std::vector<GlueSplitFormat> splits;
+  int64_t num_labels() const { return regression ? 1 : static_cast<int64_t>(labels.size()); }
+  // The split's format; accepts "test" for AX's "diagnostic". Throws listing the task's splits.
+  const GlueSplitFormat& split(const std::string& name) const;
+};
+
+// All tasks: CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE, WNLI, AX.
+const std::vector<GlueTask>& glue_tasks();
+// Case-insensitive, hyphen-insensitive ("sst2", "STS-B", "mnli"); throws listing the tasks.
+const GlueTask& find_glue_task(const std::string& name);
+// nullptr when unknown.
+const GlueTask* find_glue_task_or_null(const std::string& name);
+
+struct GlueExample {
+  std::string text_a;
+  std::string text_b;       // empty for single-sentence tasks
+  int64_t label = -1;       // class index; -1 for regression or unlabelled splits
+  double score = std::numeric_limits<double>::quiet_NaN();  // STS-B score; NaN otherwise
+  int64_t index = 0;        // test: the id column; else the 0-based data row number
+  int64_t line = 0;         // 1-based line in the file (for messages)
+  bool has_label() const { return label >= 0 || !std::isnan(score); }
+};
+
+struct GlueReadStats {
+  int64_t lines = 0;               // lines in the file (incl. header and blank lines)
+  int64_t examples = 0;            // examples returned
+  int64_t blank_lines = 0;         // empty lines skipped
+  int64_t skipped_short_rows = 0;  // QQP train/dev rows with too few columns
+  std::vector<int64_t> skipped_lines;  // their 1-based line numbers (first 100)
+  std::vector<int64_t> label_counts;   // per class index (classification, labelled splits)
+};
+
+struct GlueSplitData {
+  std::string task;   // canonical task name
+  std::string split;  // split name as in the table
+  std::string path;
+  std::vector<GlueExample> examples;
+  GlueReadStats stats;
+};
+
+// Reads `path` in the format of `task`'s `split`.
+GlueSplitData read_glue_tsv(const GlueTask& task, const std::string& split, const std::string& path);
+// <root>/<task.dir>/<split file>, e.g. glue_tsv_path("glue", "MNLI", "dev_matched").
+std::string glue_tsv_path(const std::string& root, const std::string& task, const std::string& split);
+// read_glue_tsv(find_glue_task(task), split, glue_tsv_path(root, task, split)).
+GlueSplitData read_glue_task_split(const std::string& root, const std::string& task, const std::string& split);
+
+// Label string → class index; throws "<where>: unknown label '<s>' (expected one of: ...)".
+int64_t glue_label_index(const GlueTask& task, const std::string& label, const std::string& where);
+// Class index → label string; throws for an index out of range.
+const std::string& glue_label_name(const GlueTask& task, int64_t index);
+
+// Leaderboard file name of an unlabelled split: CoLA.tsv, SST-2.tsv, MRPC.tsv, STS-B.tsv, QQP.tsv,
+// MNLI-m.tsv (test_matched), MNLI-mm.tsv (test_mismatched), QNLI.tsv, RTE.tsv, WNLI.tsv, AX.tsv.
+std::string leaderboard_file_name(const std::string& task, const std::string& split);
+
+// Writes a leaderboard file atomically: header "index\tprediction", one row per example in the
+// given order. Classification: predictions are class indices (whole numbers in
+// [0, num_labels)), written as label strings. STS-B: clipped to [0, 5], 3 decimals. NaN or
+// out-of-range predictions and size mismatches throw tisa::Error.
+void write_leaderboard_file(const std::string& task, const std::string& split, const std::vector<int64_t>& indices,
+                            const std::vector<double>& predictions, const std::string& path);
+
+}  // namespace tisa::data
