@@ -28,9 +28,11 @@
 // Masking (create_masked_lm_predictions with n-grams): candidates are whole words, i.e. runs of
 // pieces starting at a word-start bit (the first piece of a segment always starts a word), never
 // special tokens (pad/unk/cls/sep/mask ids); budget = min(max_predictions_per_seq,
-// max(1, round_half_even(masked_lm_prob · length))). Word starts are visited in random order;
-// at each, n ∈ [1, min(max_ngram, words left in the segment)] is drawn with p(n) ∝ 1/n, shortened
-// while it would exceed the budget, and skipped if it overlaps an earlier choice. Each chosen
+// max(1, round_half_even(masked_lm_prob · length))). Repeatedly: draw n ∈ [1, max_ngram] with
+// p(n) ∝ 1/n, then take the first word start, in a per-example shuffled order, where n whole
+// words of one segment fit without overlapping earlier choices or exceeding the budget (shorten
+// n when none does). Unlike ALBERT, which draws n per start and drops overlapping draws (biasing
+// toward short n-grams), the chosen lengths then follow 6/11, 3/11, 2/11. Each chosen
 // piece becomes [MASK] (80%), stays (10%) or becomes a uniform random non-special id (10%).
 #pragma once
 #include <cstdint>
