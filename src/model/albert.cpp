@@ -1,0 +1,309 @@
+// ALBERT modules, heads and losses; see albert.h (SPEC §2, §3).
+#include "model/albert.h"
+
+#include <cmath>
+#include <limits>
+
+#include "common/error.h"
+#include "model/position/registry.h"
+
+namespace tisa::model {
+namespace {
+
+// HF _init_weights: Linear N(0, range) with zero bias, LayerNorm (1, 0).
+torch::nn::Linear make_linear(int64_t in, int64_t out, double std) {
+  torch::nn::Linear l(torch::nn::LinearOptions(in, out));
+  torch::NoGradGuard guard;
+  l->weight.normal_(0.0, std);
+  l->bias.zero_();
+  return l;
+}
+
+torch::nn::LayerNorm make_layer_norm(int64_t size, double eps) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({size}).eps(eps).elementwise_affine(true));
+}
+
+torch::nn::Embedding make_embedding(int64_t rows, int64_t dim, double std, int64_t padding_idx) {
+  auto options = torch::nn::EmbeddingOptions(rows, dim);
+  if (padding_idx >= 0) options.padding_idx(padding_idx);
+  torch::nn::Embedding e(options);
+  torch::NoGradGuard guard;
+  e->weight.normal_(0.0, std);
+  if (padding_idx >= 0) e->weight[padding_idx].zero_();
+  return e;
+}
+
+}  // namespace
+
+torch::Tensor activation(const std::string& name, const torch::Tensor& x) {
+  if (name == "gelu_new" || name == "gelu_pytorch_tanh") return torch::gelu(x, "tanh");
+  if (name == "gelu") return torch::gelu(x);
+  if (name == "relu") return torch::relu(x);
+  TORCH_CHECK(false, "hidden_act should be gelu_new, gelu or relu, not '", name, "'");
+}
+
+void check_model_config(const config::ModelConfig& c) {
+  auto fail = [](const std::string& m) { throw Error("model config: " + m); };
+  if (c.hidden_size % c.num_attention_heads != 0)
+    fail("hidden_size (" + std::to_string(c.hidden_size) + ") must be divisible by num_attention_heads (" +
+         std::to_string(c.num_attention_heads) + ")");
+  if (c.num_hidden_groups < 1 || c.num_hidden_layers < 1 || c.inner_group_num < 1)
+    fail("num_hidden_layers, num_hidden_groups and inner_group_num must be >= 1");
+  if (c.num_hidden_layers % c.num_hidden_groups != 0)
+    fail("num_hidden_layers (" + std::to_string(c.num_hidden_layers) + ") must be a multiple of num_hidden_groups (" +
+         std::to_string(c.num_hidden_groups) + ")");
+  if (c.hidden_act != "gelu_new" && c.hidden_act != "gelu" && c.hidden_act != "relu" &&
+      c.hidden_act != "gelu_pytorch_tanh")
+    fail("hidden_act '" + c.hidden_act + "' is not supported (expected gelu_new, gelu or relu)");
+}
+
+// ---------------------------------------------------------------------------------- embeddings
+AlbertEmbeddingsImpl::AlbertEmbeddingsImpl(const config::ModelConfig& c) : pad_token_id(c.pad_token_id) {
+  word_embeddings = register_module(
+      "word_embeddings", make_embedding(c.vocab_size, c.embedding_size, c.initializer_range, c.pad_token_id));
+  if (c.position.absolute)
+    position_embeddings = register_module(
+        "position_embeddings", AbsolutePositions(c.max_position_embeddings, c.embedding_size, c.initializer_range));
+  token_type_embeddings = register_module(
+      "token_type_embeddings", make_embedding(c.type_vocab_size, c.embedding_size, c.initializer_range, -1));
+  LayerNorm = register_module("LayerNorm", make_layer_norm(c.embedding_size, c.layer_norm_eps));
+  dropout = register_module("dropout", torch::nn::Dropout(c.hidden_dropout_prob));
+}
+
+torch::Tensor AlbertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids) {
+  auto x = word_embeddings(input_ids) + token_type_embeddings(token_type_ids);  // [B, L, E]
+  if (position_embeddings) x = x + position_embeddings(input_ids.size(1));     // + [L, E]
+  return dropout(LayerNorm(x));
+}
+
+// ---------------------------------------------------------------------------------- attention
+AlbertAttentionImpl::AlbertAttentionImpl(const config::ModelConfig& c)
+    : num_heads(c.num_attention_heads), head_size(c.hidden_size / c.num_attention_heads) {
+  const double std = c.initializer_range;
+  query = register_module("query", make_linear(c.hidden_size, c.hidden_size, std));
+  key = register_module("key", make_linear(c.hidden_size, c.hidden_size, std));
+  value = register_module("value", make_linear(c.hidden_size, c.hidden_size, std));
+  attention_dropout = register_module("attention_dropout", torch::nn::Dropout(c.attention_probs_dropout_prob));
+  output_dropout = register_module("output_dropout", torch::nn::Dropout(c.hidden_dropout_prob));
+  dense = register_module("dense", make_linear(c.hidden_size, c.hidden_size, std));
+  LayerNorm = register_module("LayerNorm", make_layer_norm(c.hidden_size, c.layer_norm_eps));
+}
+
+torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& additive_mask,
+                                           RelativeSchemeImpl* scheme, torch::Tensor* probs_out) {
+  const int64_t B = x.size(0), L = x.size(1);
+  auto split = [&](const torch::Tensor& t) { return t.view({B, L, num_heads, head_size}).transpose(1, 2); };
+  auto q = split(query(x));  // [B, H, L, d]
+  auto k = split(key(x));    // [B, H, L, d]
+  auto v = split(value(x));  // [B, H, L, d]
+  auto logits = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_size));  // [B, H, L, L]
+  if (scheme) logits = scheme->add_to_logits(logits, q);         // SPEC §2: after scaling, before the mask
+  logits = logits + additive_mask;                               // [B, 1, 1, L] broadcast
+  auto probs = torch::softmax(logits, -1);                       // [B, H, L, L]
+  if (probs_out) *probs_out = probs;
+  probs = attention_dropout(probs);
+  auto context = torch::matmul(probs.to(v.scalar_type()), v);    // [B, H, L, d]
+  if (scheme) context = scheme->add_to_output(context, probs);
+  context = context.transpose(1, 2).reshape({B, L, num_heads * head_size});  // [B, L, H·d]
+  return LayerNorm(x + output_dropout(dense(context)));
+}
+
+AlbertLayerImpl::AlbertLayerImpl(const config::ModelConfig& c) : activation(c.hidden_act) {
+  attention = register_module("attention", AlbertAttention(c));
+  ffn = register_module("ffn", make_linear(c.hidden_size, c.intermediate_size, c.initializer_range));
+  ffn_output = register_module("ffn_output", make_linear(c.intermediate_size, c.hidden_size, c.initializer_range));
+  full_layer_layer_norm = register_module("full_layer_layer_norm", make_layer_norm(c.hidden_size, c.layer_norm_eps));
+  dropout = register_module("dropout", torch::nn::Dropout(c.hidden_dropout_prob));
+}
+
+torch::Tensor AlbertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& additive_mask,
+                                       RelativeSchemeImpl* scheme, torch::Tensor* probs_out) {
+  auto a = attention(x, additive_mask, scheme, probs_out);
+  auto h = ffn_output(model::activation(activation, ffn(a)));
+  return full_layer_layer_norm(a + dropout(h));
+}
+
+AlbertLayerGroupImpl::AlbertLayerGroupImpl(const config::ModelConfig& c) {
+  albert_layers = register_module("albert_layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < c.inner_group_num; ++i) {
+    layers.emplace_back(c);
+    albert_layers->push_back(layers.back());
+  }
+}
+
+// ---------------------------------------------------------------------------------- transformer
+AlbertTransformerImpl::AlbertTransformerImpl(const config::ModelConfig& c)
+    : num_hidden_layers(c.num_hidden_layers),
+      num_hidden_groups(c.num_hidden_groups),
+      inner_group_num(c.inner_group_num) {
+  embedding_hidden_mapping_in = register_module(
+      "embedding_hidden_mapping_in", make_linear(c.embedding_size, c.hidden_size, c.initializer_range));
+  albert_layer_groups = register_module("albert_layer_groups", torch::nn::ModuleList());
+  for (int64_t g = 0; g < c.num_hidden_groups; ++g) {
+    groups.emplace_back(c);
+    albert_layer_groups->push_back(groups.back());
+  }
+  const std::string name = relative_scheme_name(c.position.relative);
+  schemes = make_relative_schemes(name, c, c.num_hidden_layers * c.inner_group_num);
+  if (!schemes.empty()) {
+    auto list = register_module(name, torch::nn::ModuleList());
+    for (auto& s : schemes) list->push_back(s);
+  }
+}
+
+RelativeSchemeImpl* AlbertTransformerImpl::scheme_for(int64_t index) const {
+  if (schemes.empty()) return nullptr;
+  return schemes.size() == 1 ? schemes[0].get() : schemes.at(index).get();
+}
+
+torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embeddings, const torch::Tensor& additive_mask,
+                                             const ForwardOptions& options, EncoderOutput* out) {
+  auto h = embedding_hidden_mapping_in(embeddings);  // [B, L, H]
+  if (options.hidden_states) out->hidden_states.push_back(h);
+  for (auto& s : schemes) s->begin_forward(h.size(1));
+  const int64_t per_group = num_hidden_layers / num_hidden_groups;
+  for (int64_t i = 0; i < num_hidden_layers; ++i) {
+    auto& group = groups[i / per_group];  // SPEC §3: layer i uses group int(i / (L / groups))
+    for (int64_t j = 0; j < inner_group_num; ++j) {
+      torch::Tensor probs;
+      h = group->layers[j](h, additive_mask, scheme_for(i * inner_group_num + j),
+                           options.attentions ? &probs : nullptr);
+      if (options.attentions) out->attentions.push_back(probs);
+    }
+    if (options.hidden_states) out->hidden_states.push_back(h);
+  }
+  return h;
+}
+
+// ---------------------------------------------------------------------------------- AlbertModel
+AlbertModelImpl::AlbertModelImpl(const config::ModelConfig& c) : config(c) {
+  check_model_config(c);
+  embeddings = register_module("embeddings", AlbertEmbeddings(c));
+  encoder = register_module("encoder", AlbertTransformer(c));
+  pooler = register_module("pooler", make_linear(c.hidden_size, c.hidden_size, c.initializer_range));
+}
+
+EncoderOutput AlbertModelImpl::forward(const torch::Tensor& input_ids_in, const torch::Tensor& token_type_ids_in,
+                                       const torch::Tensor& attention_mask_in, const ForwardOptions& options) {
+  const auto device = pooler->weight.device();
+  auto input_ids = input_ids_in.to(device, torch::kLong);
+  TORCH_CHECK(input_ids.dim() == 2, "input_ids must be [B, L], got ", input_ids.sizes());
+  auto token_type_ids = token_type_ids_in.defined() ? token_type_ids_in.to(device, torch::kLong)
+                                                    : torch::zeros_like(input_ids);
+  auto attention_mask = attention_mask_in.defined() ? attention_mask_in.to(device) : torch::ones_like(input_ids);
+  // Additive mask [B, 1, 1, L]: 0 on tokens, float32 min on padding (as HF).
+  auto additive_mask = (1.0 - attention_mask.to(torch::kFloat)).view({input_ids.size(0), 1, 1, input_ids.size(1)}) *
+                       std::numeric_limits<float>::lowest();
+  EncoderOutput out;
+  auto e = embeddings(input_ids, token_type_ids);  // [B, L, E]
+  if (options.hidden_states) out.embedding_output = e;
+  out.last_hidden_state = encoder(e, additive_mask, options, &out);  // [B, L, H]
+  out.pooler_output = torch::tanh(pooler(out.last_hidden_state.select(1, 0)));  // [B, H]
+  return out;
+}
+
+// ---------------------------------------------------------------------------------- heads
+AlbertMLMHeadImpl::AlbertMLMHeadImpl(const config::ModelConfig& c, torch::Tensor word_embeddings)
+    : decoder_weight(std::move(word_embeddings)), activation(c.hidden_act) {
+  LayerNorm = register_module("LayerNorm", make_layer_norm(c.embedding_size, c.layer_norm_eps));
+  bias = register_parameter("bias", torch::zeros({c.vocab_size}));
+  dense = register_module("dense", make_linear(c.hidden_size, c.embedding_size, c.initializer_range));
+}
+
+torch::Tensor AlbertMLMHeadImpl::forward(const torch::Tensor& hidden) {
+  auto x = LayerNorm(model::activation(activation, dense(hidden)));  // [..., E]
+  return torch::linear(x, decoder_weight, bias);                    // [..., V]
+}
+
+AlbertSOPHeadImpl::AlbertSOPHeadImpl(const config::ModelConfig& c) {
+  dropout = register_module("dropout", torch::nn::Dropout(c.classifier_dropout_prob));
+  classifier = register_module("classifier", make_linear(c.hidden_size, 2, c.initializer_range));
+}
+
+torch::Tensor AlbertSOPHeadImpl::forward(const torch::Tensor& pooled) { return classifier(dropout(pooled)); }
+
+AlbertForPreTrainingImpl::AlbertForPreTrainingImpl(const config::ModelConfig& c) {
+  albert = register_module("albert", AlbertModel(c));
+  predictions = register_module("predictions", AlbertMLMHead(c, albert->embeddings->word_embeddings->weight));
+  sop_classifier = register_module("sop_classifier", AlbertSOPHead(c));
+}
+
+PretrainingOutput AlbertForPreTrainingImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                                                    const torch::Tensor& attention_mask,
+                                                    const torch::Tensor& masked_positions,
+                                                    const ForwardOptions& options) {
+  PretrainingOutput out;
+  out.encoder = albert(input_ids, token_type_ids, attention_mask, options);
+  const auto& h = out.encoder.last_hidden_state;  // [B, L, H]
+  if (masked_positions.defined()) {
+    auto flat = h.reshape({-1, h.size(-1)});  // [B·L, H]
+    out.prediction_logits = predictions(flat.index_select(0, masked_positions.to(h.device(), torch::kLong)));  // [M, V]
+  } else {
+    out.prediction_logits = predictions(h);  // [B, L, V]
+  }
+  out.sop_logits = sop_classifier(out.encoder.pooler_output);  // [B, 2]
+  return out;
+}
+
+AlbertForSequenceClassificationImpl::AlbertForSequenceClassificationImpl(const config::ModelConfig& c,
+                                                                         int64_t num_labels_)
+    : num_labels(num_labels_) {
+  TORCH_CHECK(num_labels >= 1, "num_labels must be >= 1, got ", num_labels);
+  albert = register_module("albert", AlbertModel(c));
+  dropout = register_module("dropout", torch::nn::Dropout(c.classifier_dropout_prob));
+  classifier = register_module("classifier", make_linear(c.hidden_size, num_labels, c.initializer_range));
+}
+
+ClassificationOutput AlbertForSequenceClassificationImpl::forward(const torch::Tensor& input_ids,
+                                                                  const torch::Tensor& token_type_ids,
+                                                                  const torch::Tensor& attention_mask,
+                                                                  const ForwardOptions& options) {
+  ClassificationOutput out;
+  out.encoder = albert(input_ids, token_type_ids, attention_mask, options);
+  out.logits = classifier(dropout(out.encoder.pooler_output));  // [B, num_labels]
+  return out;
+}
+
+// ---------------------------------------------------------------------------------- losses
+MaskedTargets masked_targets_from_labels(const torch::Tensor& labels) {
+  auto flat = labels.reshape({-1}).to(torch::kLong);
+  MaskedTargets t;
+  t.positions = (flat != -100).nonzero().view({-1});
+  t.labels = flat.index_select(0, t.positions);
+  return t;
+}
+
+torch::Tensor mlm_loss(const torch::Tensor& logits, const torch::Tensor& labels) {
+  auto l = logits.reshape({-1, logits.size(-1)}).to(torch::kFloat);
+  return torch::nn::functional::cross_entropy(
+      l, labels.reshape({-1}).to(l.device(), torch::kLong),
+      torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-100));
+}
+
+torch::Tensor sop_loss(const torch::Tensor& logits, const torch::Tensor& labels) {
+  return torch::nn::functional::cross_entropy(logits.reshape({-1, 2}).to(torch::kFloat),
+                                              labels.reshape({-1}).to(logits.device(), torch::kLong));
+}
+
+torch::Tensor classification_loss(const torch::Tensor& logits, const torch::Tensor& labels) {
+  if (logits.size(-1) == 1)  // regression (HF: MSE of squeezed logits and labels)
+    return torch::mse_loss(logits.reshape({-1}).to(torch::kFloat), labels.reshape({-1}).to(logits.device(), torch::kFloat));
+  return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat),
+                                              labels.reshape({-1}).to(logits.device(), torch::kLong));
+}
+
+int64_t positional_parameter_count(const config::ModelConfig& c) {
+  int64_t n = c.position.absolute ? c.max_position_embeddings * c.embedding_size : 0;
+  const int64_t layers = c.num_hidden_layers * c.inner_group_num;
+  const int64_t d = c.hidden_size / c.num_attention_heads;
+  if (c.position.relative == config::RelativeScheme::kShaw) {
+    const auto& s = c.position.shaw;
+    n += (s.per_layer ? layers : 1) * (2 * s.max_distance + 1) * d * (s.values ? 2 : 1);
+  } else if (c.position.relative == config::RelativeScheme::kTisa) {
+    const auto& t = c.position.tisa;
+    n += (t.per_layer ? layers : 1) * 3 * t.kernels * c.num_attention_heads;
+  }
+  return n;
+}
+
+}  // namespace tisa::model

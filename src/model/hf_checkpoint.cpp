@@ -1,0 +1,393 @@
+// Hugging Face model directories: config.json + model.safetensors; see hf_checkpoint.h.
+#include "model/hf_checkpoint.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "common/error.h"
+#include "common/fs.h"
+
+namespace tisa::model {
+namespace {
+
+using nlohmann::json;
+
+const char* const kTokenizerFiles[] = {"spiece.model", "vocab.txt", "tokenizer.json", "tokenizer_config.json",
+                                       "special_tokens_map.json"};
+const char* const kDistanceSuffix = "attention.distance_embedding.weight";
+const char* const kHfPositionTable = "albert.embeddings.position_embeddings.weight";
+const char* const kHfDistanceName = "albert.encoder.albert_layer_groups.0.albert_layers.0.attention.distance_embedding.weight";
+const char* const kShawKeys0 = "albert.encoder.shaw.0.keys";
+
+// Writes a config struct through its visit() list (config.h) as nested JSON.
+struct JsonWriter {
+  json& j;
+  template <class T>
+  void field(const char* key, T& member, const char*) { j[key] = member; }
+  template <class E, size_t N>
+  void choice(const char* key, E& member, const config::NameTable<E, N>& table, const char*) {
+    for (const auto& [name, value] : table)
+      if (value == member) j[key] = name;
+  }
+  template <class S>
+  void section(const char* key, S& s, const char*) {
+    json sub = json::object();
+    JsonWriter w{sub};
+    s.visit(w);
+    j[key] = sub;
+  }
+};
+
+// Reads a config struct from JSON through its visit() list; unknown keys and wrong types are
+// errors naming `where` (e.g. "dir/config.json: tisa_train.position").
+struct JsonReader {
+  const json& j;
+  std::string where;
+  std::set<std::string> seen;
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw Error(where + "." + key + ": " + what);
+  }
+  void field(const char* key, bool& m, const char*) {
+    seen.insert(key);
+    if (!j.contains(key)) return;
+    if (!j[key].is_boolean()) fail(key, "expected true or false, got " + j[key].dump());
+    m = j[key].get<bool>();
+  }
+  void field(const char* key, int64_t& m, const char*) {
+    seen.insert(key);
+    if (!j.contains(key)) return;
+    if (!j[key].is_number_integer()) fail(key, "expected an integer, got " + j[key].dump());
+    m = j[key].get<int64_t>();
+  }
+  void field(const char* key, double& m, const char*) {
+    seen.insert(key);
+    if (!j.contains(key)) return;
+    if (!j[key].is_number()) fail(key, "expected a number, got " + j[key].dump());
+    m = j[key].get<double>();
+  }
+  void field(const char* key, std::string& m, const char*) {
+    seen.insert(key);
+    if (!j.contains(key)) return;
+    if (!j[key].is_string()) fail(key, "expected a string, got " + j[key].dump());
+    m = j[key].get<std::string>();
+  }
+  template <class E, size_t N>
+  void choice(const char* key, E& m, const config::NameTable<E, N>& table, const char*) {
+    seen.insert(key);
+    if (!j.contains(key)) return;
+    const std::string v = j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+    std::string known;
+    for (const auto& [name, value] : table) {
+      if (v == name) {
+        m = value;
+        return;
+      }
+      known += std::string(known.empty() ? "" : ", ") + name;
+    }
+    fail(key, "unknown value '" + v + "' (expected one of: " + known + ")");
+  }
+  template <class S>
+  void section(const char* key, S& s, const char*) {
+    seen.insert(key);
+    if (!j.contains(key)) return;
+    if (!j[key].is_object()) fail(key, "expected an object");
+    read(j[key], where + "." + key, s);
+  }
+  template <class S>
+  static void read(const json& j, const std::string& where, S& s) {
+    JsonReader r{j, where, {}};
+    s.visit(r);
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (!r.seen.count(it.key())) r.fail(it.key(), "unknown key");
+  }
+};
+
+template <class T>
+void read_key(const json& j, const char* key, T& out, const std::string& file) {
+  if (!j.contains(key) || j[key].is_null()) return;
+  try {
+    out = j[key].get<T>();
+  } catch (const json::exception& e) {
+    throw Error(file + ": key '" + key + "' has the wrong type: " + j[key].dump());
+  }
+}
+
+std::string join_path(const std::string& dir, const std::string& name) {
+  return (std::filesystem::path(dir) / name).string();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------- config.json
+bool is_hf_relative_key(const config::ModelConfig& c) {
+  const auto& s = c.position.shaw;
+  return !c.position.absolute && c.position.relative == config::RelativeScheme::kShaw &&
+         s.max_distance == c.max_position_embeddings - 1 && !s.values && !s.per_layer && c.num_hidden_groups == 1 &&
+         c.inner_group_num == 1;
+}
+
+HfConfig read_hf_config(const std::string& dir) {
+  const std::string file = join_path(dir, "config.json");
+  json j;
+  try {
+    j = json::parse(fs::read_file(file));
+  } catch (const json::exception& e) {
+    throw Error(file + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw Error(file + ": expected a JSON object");
+  HfConfig c;
+  auto& m = c.model;
+  read_key(j, "vocab_size", m.vocab_size, file);
+  read_key(j, "embedding_size", m.embedding_size, file);
+  read_key(j, "hidden_size", m.hidden_size, file);
+  read_key(j, "num_hidden_layers", m.num_hidden_layers, file);
+  read_key(j, "num_hidden_groups", m.num_hidden_groups, file);
+  read_key(j, "inner_group_num", m.inner_group_num, file);
+  read_key(j, "num_attention_heads", m.num_attention_heads, file);
+  read_key(j, "intermediate_size", m.intermediate_size, file);
+  read_key(j, "hidden_act", m.hidden_act, file);
+  read_key(j, "hidden_dropout_prob", m.hidden_dropout_prob, file);
+  read_key(j, "attention_probs_dropout_prob", m.attention_probs_dropout_prob, file);
+  read_key(j, "classifier_dropout_prob", m.classifier_dropout_prob, file);
+  read_key(j, "max_position_embeddings", m.max_position_embeddings, file);
+  read_key(j, "type_vocab_size", m.type_vocab_size, file);
+  read_key(j, "layer_norm_eps", m.layer_norm_eps, file);
+  read_key(j, "initializer_range", m.initializer_range, file);
+  read_key(j, "pad_token_id", m.pad_token_id, file);
+  c.architecture = kPretrainingArchitecture;
+  if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty())
+    c.architecture = j["architectures"][0].get<std::string>();
+  if (c.architecture != kPretrainingArchitecture && c.architecture != kClassificationArchitecture)
+    throw Error(file + ": architectures[0] '" + c.architecture + "' is not supported (expected " +
+                kPretrainingArchitecture + " or " + kClassificationArchitecture + ")");
+  if (j.contains("num_labels")) read_key(j, "num_labels", c.num_labels, file);
+  else if (j.contains("id2label") && j["id2label"].is_object()) c.num_labels = static_cast<int64_t>(j["id2label"].size());
+  c.hf_position_type = "absolute";
+  read_key(j, "position_embedding_type", c.hf_position_type, file);
+  if (j.contains("tisa_train")) {
+    const auto& block = j["tisa_train"];
+    if (!block.is_object()) throw Error(file + ": tisa_train must be an object");
+    for (auto it = block.begin(); it != block.end(); ++it)
+      if (it.key() != "position") throw Error(file + ": tisa_train." + it.key() + ": unknown key (expected: position)");
+    if (block.contains("position")) JsonReader::read(block["position"], file + ": tisa_train.position", m.position);
+  } else if (c.hf_position_type == "absolute") {
+    m.position = config::PositionConfig{};
+    m.position.absolute = true;
+    m.position.relative = config::RelativeScheme::kNone;
+  } else if (c.hf_position_type == "relative_key") {
+    if (m.num_hidden_groups != 1 || m.inner_group_num != 1)
+      throw Error(file + ": position_embedding_type relative_key with num_hidden_groups = " +
+                  std::to_string(m.num_hidden_groups) + ", inner_group_num = " + std::to_string(m.inner_group_num) +
+                  " is not supported (one shared distance table needs one group of one layer)");
+    m.position = config::PositionConfig{};
+    m.position.absolute = false;
+    m.position.relative = config::RelativeScheme::kShaw;
+    m.position.shaw.max_distance = m.max_position_embeddings - 1;
+    m.position.shaw.values = false;
+    m.position.shaw.per_layer = false;
+  } else if (c.hf_position_type == "relative_key_query") {
+    throw Error(file + ": position_embedding_type relative_key_query is not supported: its key-side term "
+                "k_j·E[i−j] has no equivalent in our schemes (shaw adds q_i·aK and α·aV only); "
+                "relative_key and absolute checkpoints can be imported");
+  } else {
+    throw Error(file + ": position_embedding_type '" + c.hf_position_type +
+                "' is not supported (expected absolute or relative_key)");
+  }
+  check_model_config(m);
+  return c;
+}
+
+std::string hf_config_json(const config::ModelConfig& m, const std::string& architecture, int64_t num_labels) {
+  json j = json::object();
+  j["architectures"] = {architecture};
+  j["model_type"] = "albert";
+  j["vocab_size"] = m.vocab_size;
+  j["embedding_size"] = m.embedding_size;
+  j["hidden_size"] = m.hidden_size;
+  j["num_hidden_layers"] = m.num_hidden_layers;
+  j["num_hidden_groups"] = m.num_hidden_groups;
+  j["num_attention_heads"] = m.num_attention_heads;
+  j["intermediate_size"] = m.intermediate_size;
+  j["inner_group_num"] = m.inner_group_num;
+  j["hidden_act"] = m.hidden_act;
+  j["hidden_dropout_prob"] = m.hidden_dropout_prob;
+  j["attention_probs_dropout_prob"] = m.attention_probs_dropout_prob;
+  j["classifier_dropout_prob"] = m.classifier_dropout_prob;
+  j["max_position_embeddings"] = m.max_position_embeddings;
+  j["type_vocab_size"] = m.type_vocab_size;
+  j["initializer_range"] = m.initializer_range;
+  j["layer_norm_eps"] = m.layer_norm_eps;
+  j["pad_token_id"] = m.pad_token_id;
+  j["bos_token_id"] = 2;
+  j["eos_token_id"] = 3;
+  json id2label = json::object(), label2id = json::object();
+  for (int64_t i = 0; i < num_labels; ++i) {
+    id2label[std::to_string(i)] = "LABEL_" + std::to_string(i);
+    label2id["LABEL_" + std::to_string(i)] = i;
+  }
+  j["id2label"] = id2label;
+  j["label2id"] = label2id;
+  if (is_hf_relative_key(m)) {
+    j["position_embedding_type"] = "relative_key";
+  } else {
+    // transformers itself can only run the absolute part; the tisa_train block is authoritative.
+    j["position_embedding_type"] = "absolute";
+    json pos = json::object();
+    JsonWriter w{pos};
+    auto copy = m.position;
+    copy.visit(w);
+    j["tisa_train"] = {{"position", pos}};
+  }
+  return j.dump(2) + "\n";
+}
+
+// ---------------------------------------------------------------------------------- tensors
+TensorMap from_hf_tensors(const TensorMap& hf, const HfConfig& config, const std::string& source) {
+  const bool hf_relative = is_hf_relative_key(config.model) && config.hf_position_type == "relative_key";
+  const auto& m = config.model;
+  const double sqrt_d = std::sqrt(static_cast<double>(m.hidden_size / m.num_attention_heads));
+  TensorMap out;
+  for (const auto& [name, t] : hf) {
+    if (name.rfind("predictions.decoder.", 0) == 0) continue;  // tied copies
+    if (name.size() >= 12 && name.compare(name.size() - 12, 12, "position_ids") == 0) continue;
+    if (hf_relative && name == kHfPositionTable) continue;  // HF keeps it but never uses it with relative_key
+    if (hf_relative && name.size() > std::strlen(kDistanceSuffix) &&
+        name.compare(name.size() - std::strlen(kDistanceSuffix), std::strlen(kDistanceSuffix), kDistanceSuffix) == 0) {
+      if (name != kHfDistanceName) throw Error(source + ": unexpected distance table '" + name + "'");
+      if (t.dim() != 2 || t.size(0) != 2 * m.max_position_embeddings - 1)
+        throw Error(source + ": " + name + " has shape " + c10::str(t.sizes()) + ", expected [2P−1, d] with P = " +
+                    std::to_string(m.max_position_embeddings));
+      // HF row (P−1)+(i−j) → our row (P−1)+(j−i): reverse the rows; ×√d because HF ALBERT adds q·E
+      // unscaled while shaw divides its key term by √d (SPEC §2).
+      out[kShawKeys0] = (t.flip({0}).to(torch::kDouble) * sqrt_d).to(t.scalar_type());
+      continue;
+    }
+    out[name] = t;
+  }
+  return out;
+}
+
+TensorMap to_hf_tensors(const TensorMap& ours, const config::ModelConfig& m) {
+  if (!is_hf_relative_key(m)) return ours;
+  const double sqrt_d = std::sqrt(static_cast<double>(m.hidden_size / m.num_attention_heads));
+  TensorMap out;
+  for (const auto& [name, t] : ours) {
+    if (name == kShawKeys0) {
+      out[kHfDistanceName] = (t.detach().to(torch::kCPU).to(torch::kDouble) / sqrt_d).flip({0}).to(t.scalar_type());
+    } else {
+      out[name] = t;
+    }
+  }
+  out[kHfPositionTable] = torch::zeros({m.max_position_embeddings, m.embedding_size});
+  return out;
+}
+
+std::vector<std::string> parameter_names(const torch::nn::Module& model) {
+  std::vector<std::string> names;
+  for (const auto& p : model.named_parameters(true)) names.push_back(p.key());
+  return names;
+}
+
+TensorMap state_dict(const torch::nn::Module& model) {
+  TensorMap out;
+  for (const auto& p : model.named_parameters(true)) out[p.key()] = p.value();
+  return out;
+}
+
+void load_state_dict(torch::nn::Module& model, const TensorMap& tensors, const std::string& source) {
+  std::vector<std::string> problems;
+  std::set<std::string> used;
+  auto params = model.named_parameters(true);
+  for (const auto& p : params) {
+    auto it = tensors.find(p.key());
+    if (it == tensors.end()) {
+      problems.push_back("missing tensor '" + p.key() + "' " + c10::str(p.value().sizes()));
+      continue;
+    }
+    used.insert(p.key());
+    if (it->second.sizes() != p.value().sizes())
+      problems.push_back("tensor '" + p.key() + "' has shape " + c10::str(it->second.sizes()) + ", the model expects " +
+                         c10::str(p.value().sizes()));
+  }
+  for (const auto& [name, t] : tensors)
+    if (!used.count(name)) problems.push_back("unknown tensor '" + name + "' " + c10::str(t.sizes()));
+  if (!problems.empty()) {
+    std::string msg = source + ": checkpoint does not match the model:";
+    for (size_t i = 0; i < problems.size() && i < 20; ++i) msg += "\n  " + problems[i];
+    if (problems.size() > 20) msg += "\n  … and " + std::to_string(problems.size() - 20) + " more";
+    throw Error(msg);
+  }
+  torch::NoGradGuard guard;
+  for (auto& p : params) p.value().copy_(tensors.at(p.key()));
+}
+
+// ---------------------------------------------------------------------------------- load/save
+torch::nn::Module& LoadedModel::module() {
+  if (pretraining) return *pretraining;
+  return *classification;
+}
+
+AlbertModel& LoadedModel::albert() { return pretraining ? pretraining->albert : classification->albert; }
+
+LoadedModel load_hf_model(const std::string& dir, const torch::Device& device) {
+  LoadedModel out;
+  out.config = read_hf_config(dir);
+  const std::string file = join_path(dir, "model.safetensors");
+  auto tensors = from_hf_tensors(load_tensor_file(file).tensors, out.config, file);
+  if (out.config.architecture == kPretrainingArchitecture)
+    out.pretraining = AlbertForPreTraining(out.config.model);
+  else
+    out.classification = AlbertForSequenceClassification(out.config.model, out.config.num_labels);
+  load_state_dict(out.module(), tensors, file);
+  out.module().to(device);
+  return out;
+}
+
+AlbertForSequenceClassification load_for_classification(const std::string& dir, int64_t num_labels,
+                                                        HfConfig* config_out) {
+  auto config = read_hf_config(dir);
+  const std::string file = join_path(dir, "model.safetensors");
+  auto tensors = from_hf_tensors(load_tensor_file(file).tensors, config, file);
+  AlbertForSequenceClassification model(config.model, num_labels);
+  if (config.architecture == kClassificationArchitecture) {
+    if (config.num_labels != num_labels)
+      throw Error(join_path(dir, "config.json") + ": the checkpoint has " + std::to_string(config.num_labels) +
+                  " labels, the task needs " + std::to_string(num_labels));
+    load_state_dict(*model, tensors, file);
+  } else {
+    TensorMap body;
+    for (const auto& [name, t] : tensors)
+      if (name.rfind("albert.", 0) == 0) body[name.substr(7)] = t;
+    load_state_dict(*model->albert, body, file);
+  }
+  config.architecture = kClassificationArchitecture;
+  config.num_labels = num_labels;
+  if (config_out) *config_out = config;
+  return model;
+}
+
+std::vector<std::string> copy_tokenizer_files(const std::string& src_dir, const std::string& dst_dir) {
+  std::vector<std::string> copied;
+  for (const char* name : kTokenizerFiles) {
+    const auto src = join_path(src_dir, name);
+    if (!fs::exists(src)) continue;
+    if (fs::exists(dst_dir) && std::filesystem::equivalent(src_dir, dst_dir)) continue;
+    fs::write_file_atomic(join_path(dst_dir, name), fs::read_file(src));
+    copied.emplace_back(name);
+  }
+  return copied;
+}
+
+void save_hf_model(const std::string& dir, torch::nn::Module& model, const config::ModelConfig& config,
+                   const std::string& architecture, int64_t num_labels, const std::string& tokenizer_dir) {
+  fs::create_directories(dir);
+  save_tensor_file(join_path(dir, "model.safetensors"), to_hf_tensors(state_dict(model), config), {{"format", "pt"}});
+  fs::write_file_atomic(join_path(dir, "config.json"), hf_config_json(config, architecture, num_labels));
+  if (!tokenizer_dir.empty()) copy_tokenizer_files(tokenizer_dir, dir);
+}
+
+}  // namespace tisa::model

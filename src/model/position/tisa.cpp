@@ -1,0 +1,37 @@
+// TISA bias; see tisa.h.
+#include "model/position/tisa.h"
+
+namespace tisa::model {
+
+TisaImpl::TisaImpl(int64_t num_heads, int64_t num_kernels, const TisaInit& init) {
+  TORCH_CHECK(num_kernels > 0, "tisa: kernels must be > 0, got ", num_kernels);
+  offsets_ = register_parameter("offsets", torch::randn({num_kernels, num_heads}) * init.offset_std);
+  amplitudes_ = register_parameter(
+      "amplitudes", torch::randn({num_kernels, num_heads}) * init.amplitude_std + init.amplitude_mean);
+  sharpness_ = register_parameter(
+      "sharpness", torch::randn({num_kernels, num_heads}) * init.sharpness_std + init.sharpness_mean);
+}
+
+torch::Tensor TisaImpl::scores(int64_t length) const {
+  auto r = torch::arange(-(length - 1), length, offsets_.options());                    // [2L−1]
+  auto diff = r.view({1, 1, -1}) - offsets_.unsqueeze(-1);                              // [S, H, 2L−1]
+  auto k = amplitudes_.unsqueeze(-1) * torch::exp(-sharpness_.abs().unsqueeze(-1) * diff * diff);
+  return k.sum(0);                                                                      // [H, 2L−1]
+}
+
+torch::Tensor TisaImpl::bias(int64_t length) const {
+  auto f = scores(length);                                                              // [H, 2L−1]
+  auto pos = torch::arange(length, torch::TensorOptions().dtype(torch::kLong).device(f.device()));
+  auto idx = pos.unsqueeze(0) - pos.unsqueeze(1) + (length - 1);                       // [L, L]: j − i + L − 1
+  return f.index_select(1, idx.reshape({-1})).view({f.size(0), length, length});        // [H, L, L]
+}
+
+void TisaImpl::begin_forward(int64_t length) { cached_bias_ = bias(length); }
+
+torch::Tensor TisaImpl::add_to_logits(torch::Tensor logits, const torch::Tensor& q) {
+  const int64_t L = q.size(2);
+  if (!cached_bias_.defined() || cached_bias_.size(-1) != L) cached_bias_ = bias(L);
+  return logits + cached_bias_.unsqueeze(0);                                            // [B, H, L, L]
+}
+
+}  // namespace tisa::model

@@ -1,0 +1,41 @@
+// TISA, translation-invariant self-attention (SPEC §2; Wennberg & Henter 2021): a per-head scalar
+// bias f_h(j − i) on the attention logits, added after the 1/√d scaling and before the mask, with
+//   f_h(r) = Σ_{s=1..S} a_{s,h} · exp(−|b_{s,h}| · (r − c_{s,h})²).
+// We follow the paper's r = j − i; the official code's parameters convert with
+// c_ours = −1 − c_official (a, b unchanged), see tests/model/tisa_test.cpp.
+// Parameters (each [S, H] = kernels × heads, as the official module): `offsets` c,
+// `amplitudes` a, `sharpness` b. The [H, L, L] bias is computed once per forward in
+// begin_forward() (H·S·(2L−1) kernel evaluations plus a gather) and shared by the whole batch.
+#pragma once
+#include "model/position/relative_scheme.h"
+
+namespace tisa::model {
+
+struct TisaInit {
+  double offset_std = 5.0;        // c ~ N(0, 5²)
+  double amplitude_mean = 0.1;    // a ~ N(0.1, 0.01²)
+  double amplitude_std = 0.01;
+  double sharpness_mean = 0.1;    // b ~ N(0.1, 0.01²)
+  double sharpness_std = 0.01;
+};
+
+struct TisaImpl : RelativeSchemeImpl {
+  TisaImpl(int64_t num_heads, int64_t num_kernels, const TisaInit& init = {});
+  void begin_forward(int64_t length) override;
+  torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
+
+  // f_h(r) for r = −(L−1) … L−1: [H, 2L−1].
+  torch::Tensor scores(int64_t length) const;
+  // The bias matrix bias[h, i, j] = f_h(j − i): [H, L, L].
+  torch::Tensor bias(int64_t length) const;
+
+  torch::Tensor offsets_;     // c [S, H]
+  torch::Tensor amplitudes_;  // a [S, H]
+  torch::Tensor sharpness_;   // b [S, H]
+
+ private:
+  torch::Tensor cached_bias_;  // from begin_forward(), [H, L, L]
+};
+TORCH_MODULE(Tisa);
+
+}  // namespace tisa::model
