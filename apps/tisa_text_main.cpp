@@ -7,5 +7,7 @@ int main(int argc, char** argv) {
   return tisa::cli::run_cli_main("tisa-train", "tisa-train text tools: tokenizers and data preparation",
                                  argc, argv, [](CLI::App& app) {
                                    tisa::cli::add_tokenizer_command(app);
+                                   tisa::cli::add_prepare_command(app);
+                                   tisa::cli::add_prepare_glue_subcommand(*app.get_subcommand("prepare"));
                                  });
 }
