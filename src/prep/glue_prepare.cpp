@@ -1,0 +1,221 @@
+// GLUE TSV → tokenised splits with a content-hash cache (see glue_prepare.h).
+#include "prep/glue_prepare.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "data/glue_dataset.h"
+#include "data/glue_tsv.h"
+#include "text/batch_encode.h"
+#include "text/tokenizer.h"
+
+namespace tisa::prep {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+struct Source {
+  std::string split;   // name in the output ("train", "diagnostic", "input", ...)
+  std::string task;    // task whose format the file has ("AX" for the diagnostic)
+  std::string format;  // split format of that task to read it with ("" = detect, for --input)
+  std::string path;
+};
+
+// Where the GLUE diagnostic may lie in a data folder.
+std::string find_diagnostic(const std::string& root) {
+  const std::vector<stdfs::path> candidates = {stdfs::path(data::glue_tsv_path(root, "AX", "diagnostic")),
+                                               stdfs::path(root) / "AX" / "AX.tsv", stdfs::path(root) / "AX.tsv",
+                                               stdfs::path(root) / "MNLI" / "AX.tsv"};
+  for (const auto& c : candidates)
+    if (stdfs::is_regular_file(c)) return c.string();
+  return "";
+}
+
+std::vector<Source> find_sources(const GluePrepareOptions& opt, const data::GlueTask& task) {
+  std::vector<Source> out;
+  if (!opt.input.empty()) {
+    if (!stdfs::is_regular_file(opt.input)) throw Error("--input " + opt.input + ": no such file");
+    out.push_back({"input", task.name, "", opt.input});
+    return out;
+  }
+  if (!stdfs::is_directory(opt.data_dir)) throw Error("--data-dir " + opt.data_dir + " is not a folder");
+  std::string expected;
+  for (const auto& f : task.splits) {
+    const std::string path = data::glue_tsv_path(opt.data_dir, task.name, f.name);
+    expected += (expected.empty() ? "" : ", ") + path;
+    if (stdfs::is_regular_file(path)) out.push_back({f.name, task.name, f.name, path});
+  }
+  if (out.empty()) throw Error("no " + task.name + " files found (expected some of: " + expected + ")");
+  if (task.name == "MNLI") {
+    std::string diag = find_diagnostic(opt.data_dir);
+    if (!diag.empty()) out.push_back({"diagnostic", "AX", "diagnostic", diag});
+  }
+  return out;
+}
+
+// Reads `src`; for --input, tries every format of the task (labelled ones first) and keeps the
+// first that reads without error.
+data::GlueSplitData read_source(const Source& src) {
+  const data::GlueTask& task = data::find_glue_task(src.task);
+  if (!src.format.empty()) return data::read_glue_tsv(task, src.format, src.path);
+  std::string errors;
+  std::vector<const data::GlueSplitFormat*> order;
+  for (const auto& f : task.splits)
+    if (f.label >= 0 && f.name != "train") order.push_back(&f);
+  for (const auto& f : task.splits)
+    if (f.name == "train") order.push_back(&f);
+  for (const auto& f : task.splits)
+    if (f.label < 0) order.push_back(&f);
+  for (const auto* f : order) {
+    try {
+      auto data = data::read_glue_tsv(task, f->name, src.path);
+      spdlog::info("[data] {}: read in the format of {} {} ({} examples)", src.path, task.name, f->name,
+                   data.examples.size());
+      return data;
+    } catch (const Error& e) {
+      errors += std::string("\n  as ") + f->name + ": " + e.what();
+    }
+  }
+  throw Error(src.path + " is in none of the " + task.name + " formats:" + errors);
+}
+
+std::string tokenizer_options_text(const GluePrepareOptions& opt) {
+  return opt.lowercase ? (*opt.lowercase ? "lowercase" : "cased") : "default-case";
+}
+
+}  // namespace
+
+GluePrepareReport prepare_glue(const GluePrepareOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const data::GlueTask& task = data::find_glue_task(opt.task);
+  if (task.name == "AX") throw Error("AX is prepared with MNLI (its diagnostic split); use --task MNLI");
+  if (opt.max_length < 3) throw Error("--max-length must be at least 3, got " + std::to_string(opt.max_length));
+  if (opt.output.empty()) throw Error("--output is required");
+  const auto sources = find_sources(opt, task);
+
+  text::TokenizerOptions topt;
+  topt.lowercase = opt.lowercase;
+  auto tokenizer = text::load_tokenizer(opt.tokenizer, topt);
+
+  // Cache key: everything that decides the bytes we write.
+  std::string key_text = "tisa-glue v" + std::to_string(data::kGlueSplitVersion) + "\n" + task.name + "\n" +
+                         tokenizer->identity() + "\n" + tokenizer_options_text(opt) + "\n" +
+                         std::to_string(opt.max_length) + "\n";
+  std::vector<std::string> hashes;
+  for (const auto& s : sources) {
+    hashes.push_back(fs::file_hash_hex(s.path));
+    key_text += s.split + " " + s.format + " " + hashes.back() + "\n";
+  }
+  GluePrepareReport report;
+  report.cache_key = fs::to_hex(fs::fnv1a64(key_text));
+
+  const stdfs::path out_dir(opt.output);
+  const std::string manifest_path = (out_dir / data::kGlueManifestName).string();
+  if (!opt.force && fs::exists(manifest_path)) {
+    try {
+      auto m = data::read_glue_manifest(opt.output);
+      bool complete = m.cache_key == report.cache_key && m.splits.size() == sources.size();
+      for (const auto& s : m.splits) complete = complete && fs::exists((out_dir / (s + ".bin")).string());
+      if (complete) {
+        report.cached = true;
+        for (size_t i = 0; i < m.splits.size(); ++i) report.splits.emplace_back(m.splits[i], m.examples[i]);
+        spdlog::info("[data] {} in {} is up to date (cache key {}); nothing to do", task.name, opt.output,
+                     report.cache_key);
+        return report;
+      }
+    } catch (const Error& e) {
+      spdlog::warn("[data] {}: {}; preparing again", manifest_path, e.what());
+    }
+  }
+
+  fs::create_directories(opt.output);
+  const text::SpecialIds& special = tokenizer->special_ids();
+  nlohmann::json splits_json = nlohmann::json::object();
+  nlohmann::json order = nlohmann::json::array();
+  for (size_t si = 0; si < sources.size(); ++si) {
+    const Source& src = sources[si];
+    data::GlueSplitData tsv = read_source(src);
+    const data::GlueTask& src_task = data::find_glue_task(src.task);
+    const auto& format = src_task.split(tsv.split);
+    const bool pair = format.text_b >= 0;
+    std::vector<std::string> a, b;
+    a.reserve(tsv.examples.size());
+    for (const auto& ex : tsv.examples) {
+      a.push_back(ex.text_a);
+      if (pair) b.push_back(ex.text_b);
+    }
+    auto ids_a = text::encode_batch(*tokenizer, a, opt.threads);
+    std::vector<std::vector<int32_t>> ids_b;
+    if (pair) ids_b = text::encode_batch(*tokenizer, b, opt.threads);
+
+    data::GlueEncodedSplit out;
+    out.task = task.name;
+    out.split = src.split;
+    out.tokenizer_identity = tokenizer->identity();
+    out.max_length = opt.max_length;
+    out.regression = src_task.regression;
+    out.has_labels = format.label >= 0;
+    int64_t truncated = 0;
+    for (size_t i = 0; i < tsv.examples.size(); ++i) {
+      const auto& ex = tsv.examples[i];
+      const size_t full = ids_a[i].size() + (pair ? ids_b[i].size() + 3 : 2);
+      if (static_cast<int64_t>(full) > opt.max_length) ++truncated;
+      text::PairEncoding enc = pair ? tokenizer->build_pair(std::move(ids_a[i]), std::move(ids_b[i]), opt.max_length)
+                                    : tokenizer->build_single(std::move(ids_a[i]), opt.max_length);
+      float label = std::nanf("");
+      if (out.has_labels) label = src_task.regression ? static_cast<float>(ex.score) : static_cast<float>(ex.label);
+      out.add(enc.input_ids, enc.token_type_ids, label, ex.index, ex.line);
+    }
+    const std::string file = src.split + ".bin";
+    data::write_glue_split((out_dir / file).string(), out);
+    splits_json[src.split] = {{"file", file},
+                              {"examples", out.size()},
+                              {"tokens", out.input_ids.size()},
+                              {"has_labels", out.has_labels},
+                              {"format", tsv.split},
+                              {"source", src.path},
+                              {"source_hash", hashes[si]},
+                              {"truncated", truncated},
+                              {"skipped_rows", tsv.stats.skipped_short_rows}};
+    order.push_back(src.split);
+    report.splits.emplace_back(src.split, static_cast<int64_t>(out.size()));
+    spdlog::info("[data] {} {}: {} examples, {} tokens ({:.1f}/example), {} truncated to {}{}", task.name, src.split,
+                 out.size(), out.input_ids.size(),
+                 out.size() ? static_cast<double>(out.input_ids.size()) / static_cast<double>(out.size()) : 0.0,
+                 truncated, opt.max_length,
+                 tsv.stats.skipped_short_rows
+                     ? ", " + std::to_string(tsv.stats.skipped_short_rows) + " short rows skipped"
+                     : std::string());
+  }
+  nlohmann::json manifest = {
+      {"format", "tisa-glue"},
+      {"version", data::kGlueSplitVersion},
+      {"task", task.name},
+      {"cache_key", report.cache_key},
+      {"max_length", opt.max_length},
+      {"labels", task.labels},
+      {"regression", task.regression},
+      {"tokenizer",
+       {{"identity", tokenizer->identity()},
+        {"type", tokenizer->type()},
+        {"path", opt.tokenizer},
+        {"options", tokenizer_options_text(opt)},
+        {"vocab_size", tokenizer->vocab_size()},
+        {"pad", special.pad >= 0 ? special.pad : 0},
+        {"cls", special.cls},
+        {"sep", special.sep}}},
+      {"split_order", order},
+      {"splits", splits_json}};
+  fs::write_file_atomic(manifest_path, manifest.dump(2) + "\n");
+  spdlog::info("[data] {} prepared in {} ({:.1f}s)", task.name, opt.output,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return report;
+}
+
+}  // namespace tisa::prep
