@@ -53,7 +53,41 @@ std::u32string collapse_and_quote(const std::u32string& in) {
 
 }  // namespace
 
+// ASCII fast path of albert_preprocess: NFKD and combining marks do not apply; the same
+// whitespace collapse, quote replacement and lowercase on bytes.
+static std::string albert_preprocess_ascii(std::string_view text, bool lowercase) {
+  std::string words;
+  words.reserve(text.size());
+  bool pending_space = false;
+  for (char ch : text) {
+    const auto c = uint8_t(ch);
+    if ((c >= 9 && c <= 13) || (c >= 0x1C && c <= 0x20)) {
+      pending_space = !words.empty();
+      continue;
+    }
+    if (pending_space) words.push_back(' ');
+    pending_space = false;
+    words.push_back(lowercase && c >= 'A' && c <= 'Z' ? char(c + 32) : char(c));
+  }
+  for (const char q : {'`', '\''}) {
+    if (words.find(std::string(2, q)) == std::string::npos) continue;
+    std::string out;
+    out.reserve(words.size());
+    for (size_t i = 0; i < words.size(); ++i) {
+      if (words[i] == q && i + 1 < words.size() && words[i + 1] == q) {
+        out.push_back('"');
+        ++i;
+      } else {
+        out.push_back(words[i]);
+      }
+    }
+    words.swap(out);
+  }
+  return words;
+}
+
 std::string albert_preprocess(std::string_view text, const SentencePieceOptions& options) {
+  if (unicode::is_ascii(text)) return albert_preprocess_ascii(text, options.lowercase);
   std::u32string t = collapse_and_quote(unicode::decode(text));
   if (!options.keep_accents) {
     std::u32string d = unicode::nfkd(t);
@@ -105,6 +139,10 @@ std::vector<std::string> SentencePieceTokenizer::pieces_of(std::string_view text
   for (std::string& piece : pieces) {
     // Digit-comma rule of AlbertTokenizer._tokenize: a piece of more than one character ending in
     // "<digit>," is re-encoded without the comma (and without U+2581), the comma appended alone.
+    if (piece.size() < 2 || piece.back() != ',') {
+      out.push_back(std::move(piece));
+      continue;
+    }
     const std::u32string cps = unicode::decode(piece);
     if (cps.size() > 1 && cps.back() == U',' && unicode::is_python_digit(cps[cps.size() - 2])) {
       std::string body;
