@@ -217,8 +217,10 @@ PretrainExample ExampleBuilder::build(const EpochPlan& plan, int64_t index) cons
   for (int64_t n = 1; n <= max_ngram; ++n) weight_total += 1.0 / static_cast<double>(n);
   auto fits = [&](int32_t w, int64_t n, int64_t room) {
     if (w + n > static_cast<int64_t>(words.size())) return false;
-    for (int64_t k = 0; k < n; ++k)
+    for (int64_t k = 0; k < n; ++k) {
       if (word_used[w + k] || words[w + k].segment != words[w].segment) return false;
+      if (k > 0 && words[w + k].begin != words[w + k - 1].end) return false;  // a special in between
+    }
     return words[w + n - 1].end - words[w].begin <= room;
   };
   while (static_cast<int64_t>(masked.size()) < budget && !order.empty()) {

@@ -29,10 +29,11 @@
 // pieces starting at a word-start bit (the first piece of a segment always starts a word), never
 // special tokens (pad/unk/cls/sep/mask ids); budget = min(max_predictions_per_seq,
 // max(1, round_half_even(masked_lm_prob · length))). Repeatedly: draw n ∈ [1, max_ngram] with
-// p(n) ∝ 1/n, then take the first word start, in a per-example shuffled order, where n whole
-// words of one segment fit without overlapping earlier choices or exceeding the budget (shorten
-// n when none does). Unlike ALBERT, which draws n per start and drops overlapping draws (biasing
-// toward short n-grams), the chosen lengths then follow 6/11, 3/11, 2/11. Each chosen
+// p(n) ∝ 1/n, then take the first word start, in a per-example shuffled order, where n adjacent
+// whole words of one segment (no special token between them) fit without overlapping earlier
+// choices or exceeding the budget (shorten n when none does). Unlike ALBERT, which draws n per
+// start and drops overlapping draws (biasing toward short n-grams), the chosen lengths then
+// follow 6/11, 3/11, 2/11 except where the budget forces shorter ones. Each chosen
 // piece becomes [MASK] (80%), stays (10%) or becomes a uniform random non-special id (10%).
 #pragma once
 #include <cstdint>

@@ -184,6 +184,34 @@ TEST(PretrainExamplesTest, WholeWordsAreMaskedTogether) {
   EXPECT_GT(checked, 1000);
 }
 
+// Unknown tokens inside sentences are never predicted, and n-grams do not reach across them.
+TEST(PretrainExamplesTest, SpecialTokensInsideTextAreNeverMasked) {
+  int32_t next = 5;
+  std::vector<data::DocumentTokens> docs;
+  for (int d = 0; d < 30; ++d) {
+    data::DocumentTokens doc;
+    for (int s = 0; s < 5; ++s) {
+      auto sent = test::toy_sentence(12, 1 + s % 2, next);
+      for (size_t i = 0; i < sent.ids.size(); i += 3)
+        if (sent.word_start[i]) sent.ids[i] = 1;  // unk, a whole word
+      doc.push_back(sent);
+    }
+    docs.push_back(doc);
+  }
+  auto ds = test::write_toy_dataset(test::make_temp_dir("pretrain_unk"), docs);
+  ExampleOptions o = opts(64);
+  o.masked_lm_prob = 0.4;
+  ExampleBuilder b(ds, "train", o);
+  int64_t masked = 0;
+  for (int64_t epoch = 0; epoch < 4; ++epoch)
+    for (int64_t i = 0; i < b.num_examples(epoch); ++i) {
+      const auto e = b.build(epoch, i);
+      for (int32_t label : e.masked_labels) ASSERT_FALSE(b.is_special(label)) << label;
+      masked += static_cast<int64_t>(e.masked_labels.size());
+    }
+  EXPECT_GT(masked, 1000);
+}
+
 TEST(PretrainExamplesTest, TruncationKeepsBothSegmentsAndLimit) {
   TISA_REQUIRE_SHARED(kWiki);
   ExampleOptions o = opts(12);
