@@ -1,0 +1,92 @@
+// End-to-end: `tisa-train prepare pretrain` (through the front executable) on real corpus files
+// writes a dataset that the torch-free reader, example builder and loader accept; bad input gives
+// exit code 1 with a message naming the file.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "data/pretrain_loader.h"
+#include "support/test_paths.h"
+
+namespace {
+
+using tisa::test::bin_dir;
+using tisa::test::make_temp_dir;
+using tisa::test::shared_path;
+
+int run(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const char* kBook = "data/corpus/gutenberg/pg11-0.txt";
+const char* kWiki = "data/corpus/wikitext-2-raw/wiki.valid.raw";
+const char* kAlbert = "data/tokenizers/albert-30k-clean.reconstructed.model";
+
+}  // namespace
+
+TEST(PreparePretrainCli, WritesALoadableDataset) {
+  TISA_REQUIRE_SHARED(kBook);
+  TISA_REQUIRE_SHARED(kWiki);
+  TISA_REQUIRE_SHARED(kAlbert);
+  const std::string dir = make_temp_dir("prep_cli"), out = dir + "/ds";
+  const std::string cmd = bin_dir() + "/tisa-train prepare pretrain --input " + shared_path(kBook) + " " +
+                          shared_path(kWiki) + " --tokenizer " + shared_path(kAlbert) + " --output " + out +
+                          " --valid-fraction 0.05 --threads 2 --seed 3 > " + dir + "/log.txt 2>&1";
+  ASSERT_EQ(run(cmd), 0) << slurp(dir + "/log.txt");
+  const std::string log = slurp(dir + "/log.txt");
+  EXPECT_NE(log.find("gutenberg format"), std::string::npos) << log;
+  EXPECT_NE(log.find("wikitext format"), std::string::npos) << log;
+  EXPECT_NE(log.find("MB/s"), std::string::npos) << log;
+
+  {  // (scoped: the mapping and the loader's threads must be gone before the file is truncated)
+    auto ds = std::make_shared<const tisa::data::PretrainDataset>(out);
+    EXPECT_EQ(ds->header().tokenizer.type, "sentencepiece");
+    EXPECT_EQ(ds->header().train.documents + ds->header().valid.documents, 13 + 60);
+    EXPECT_EQ(ds->header().valid.documents, 4);  // round(0.05 · 73)
+    tisa::data::ExampleOptions o;
+    o.max_seq_length = 128;
+    auto builder = std::make_shared<tisa::data::ExampleBuilder>(ds, "train", o);
+    tisa::data::LoaderOptions lo;
+    lo.batch_size = 8;
+    lo.workers = 2;
+    tisa::data::PretrainBatchLoader loader(builder, lo);
+    tisa::data::PretrainBatch b;
+    ASSERT_TRUE(loader.next(b));
+    EXPECT_EQ(b.batch_size, 8);
+    EXPECT_LE(b.seq_len, 128);
+    EXPECT_EQ(b.input_ids[0], 2);  // [CLS]
+    EXPECT_FALSE(b.masked_positions.empty());
+  }
+
+  // a truncated split file is reported with its name and the command to re-run
+  std::filesystem::resize_file(out + "/train.sentences.bin", 100);
+  try {
+    tisa::data::PretrainDataset broken(out);
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("train.sentences.bin"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tisa-train prepare pretrain"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PreparePretrainCli, BadInputsExitWithOne) {
+  TISA_REQUIRE_SHARED(kBook);
+  const std::string dir = make_temp_dir("prep_cli_bad");
+  const std::string base = bin_dir() + "/tisa-train prepare pretrain --input " + shared_path(kBook) + " --output " +
+                           dir + "/ds ";
+  EXPECT_EQ(run(base + "--tokenizer " + dir + "/missing.model > " + dir + "/log1.txt 2>&1"), 1);
+  EXPECT_NE(slurp(dir + "/log1.txt").find("missing.model"), std::string::npos) << slurp(dir + "/log1.txt");
+  EXPECT_EQ(run(base + "--tokenizer " + shared_path(kAlbert) + " --format xml > " + dir + "/log2.txt 2>&1"), 1);
+  EXPECT_NE(slurp(dir + "/log2.txt").find("unknown corpus format 'xml'"), std::string::npos);
+}
