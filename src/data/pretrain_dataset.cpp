@@ -59,17 +59,23 @@ uint64_t payload_bytes(uint32_t element_bytes, uint64_t count, bool bits) {
   return bits ? (count + 7) / 8 : count * element_bytes;
 }
 
-// One buffered output file with the 32-byte header patched at close.
+// One buffered output file with the 32-byte header patched at close. Written as <path>.tmp and
+// renamed at close, so a process that still maps the old file keeps a valid mapping (truncating
+// a mapped file in place would kill it with SIGBUS).
 class BinOut {
  public:
-  BinOut(std::string path, uint32_t element_bytes) : path_(std::move(path)), element_bytes_(element_bytes) {
+  BinOut(std::string path, uint32_t element_bytes)
+      : final_path_(std::move(path)), path_(final_path_ + ".tmp"), element_bytes_(element_bytes) {
     f_ = std::fopen(path_.c_str(), "wb");
     if (!f_) throw Error("cannot create " + path_ + ": " + std::strerror(errno));
     uint8_t zeros[kBinHeaderBytes] = {};
     write(zeros, sizeof zeros);
   }
   ~BinOut() {
-    if (f_) std::fclose(f_);
+    if (f_) {
+      std::fclose(f_);
+      std::remove(path_.c_str());
+    }
   }
   void write(const void* data, size_t bytes) {
     if (bytes && std::fwrite(data, 1, bytes, f_) != bytes)
@@ -89,10 +95,12 @@ class BinOut {
       throw Error("cannot flush " + path_ + ": " + std::strerror(errno));
     std::fclose(f_);
     f_ = nullptr;
+    if (std::rename(path_.c_str(), final_path_.c_str()) != 0)
+      throw Error("cannot rename " + path_ + " to " + final_path_ + ": " + std::strerror(errno));
   }
 
  private:
-  std::string path_;
+  std::string final_path_, path_;
   uint32_t element_bytes_;
   std::FILE* f_ = nullptr;
 };

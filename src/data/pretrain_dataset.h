@@ -18,7 +18,8 @@
 //   char magic[8] = "TISAPRE1", u32 format_version, u32 element_bytes (2, 4, 8; 1 for bits),
 //   u64 count (elements; bits for .wordstart.bin), u64 reserved (0)
 // followed by the payload (page-aligned base + 32 keeps every element naturally aligned).
-// header.json is written last (atomically), so a crashed preparation leaves no readable dataset.
+// header.json is written last (atomically), so a crashed preparation leaves no readable dataset;
+// each .bin is written as <name>.tmp and renamed, so a reader mapping the old files is unharmed.
 // The reader checks magic, version, element size, count against header.json and the exact file
 // size (a truncated or padded file is an error naming the file and the command to re-run).
 #pragma once
