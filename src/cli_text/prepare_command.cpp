@@ -11,6 +11,10 @@
 #include "text/tokenizer.h"
 
 namespace tisa::cli {
+
+// prepare_glue_command.cpp: adds `glue` under `prepare`.
+void add_prepare_glue_subcommand(CLI::App& prepare);
+
 namespace {
 
 // The `prepare` subcommand, created by whichever prepare-* file registers first.
@@ -69,6 +73,7 @@ void add_prepare_command(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "tokenisation threads (0 = all cores)");
   cmd->add_option("--seed", args->seed, "seed of the train/valid split");
   cmd->callback([args] { run_prepare_pretrain(*args); });
+  add_prepare_glue_subcommand(*prepare);
 }
 
 }  // namespace tisa::cli
