@@ -7,4 +7,5 @@ class App;
 
 namespace tisa::cli {
 void add_version_command(CLI::App& app);  // version_command.cpp
+void add_model_command(CLI::App& app);    // model_command.cpp
 }  // namespace tisa::cli

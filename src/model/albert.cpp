@@ -33,6 +33,12 @@ torch::nn::Embedding make_embedding(int64_t rows, int64_t dim, double std, int64
   return e;
 }
 
+// LayerNorm in the parameters' dtype: under bf16 autocast the residual sum arrives in bf16, and
+// LibTorch 1.13's CPU layer_norm rejects a bf16 input with float32 weights.
+torch::Tensor layer_norm(torch::nn::LayerNorm& ln, const torch::Tensor& x) {
+  return ln(x.scalar_type() == ln->weight.scalar_type() ? x : x.to(ln->weight.scalar_type()));
+}
+
 }  // namespace
 
 torch::Tensor activation(const std::string& name, const torch::Tensor& x) {
@@ -73,7 +79,7 @@ AlbertEmbeddingsImpl::AlbertEmbeddingsImpl(const config::ModelConfig& c) : pad_t
 torch::Tensor AlbertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids) {
   auto x = word_embeddings(input_ids) + token_type_embeddings(token_type_ids);  // [B, L, E]
   if (position_embeddings) x = x + position_embeddings(input_ids.size(1));     // + [L, E]
-  return dropout(LayerNorm(x));
+  return dropout(layer_norm(LayerNorm, x));
 }
 
 // ---------------------------------------------------------------------------------- attention
@@ -105,7 +111,7 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
   auto context = torch::matmul(probs.to(v.scalar_type()), v);    // [B, H, L, d]
   if (scheme) context = scheme->add_to_output(context, probs);
   context = context.transpose(1, 2).reshape({B, L, num_heads * head_size});  // [B, L, H·d]
-  return LayerNorm(x + output_dropout(dense(context)));
+  return layer_norm(LayerNorm, x + output_dropout(dense(context)));
 }
 
 AlbertLayerImpl::AlbertLayerImpl(const config::ModelConfig& c) : activation(c.hidden_act) {
@@ -120,7 +126,7 @@ torch::Tensor AlbertLayerImpl::forward(const torch::Tensor& x, const torch::Tens
                                        RelativeSchemeImpl* scheme, torch::Tensor* probs_out) {
   auto a = attention(x, additive_mask, scheme, probs_out);
   auto h = ffn_output(model::activation(activation, ffn(a)));
-  return full_layer_layer_norm(a + dropout(h));
+  return layer_norm(full_layer_layer_norm, a + dropout(h));
 }
 
 AlbertLayerGroupImpl::AlbertLayerGroupImpl(const config::ModelConfig& c) {
@@ -211,7 +217,7 @@ AlbertMLMHeadImpl::AlbertMLMHeadImpl(const config::ModelConfig& c, torch::Tensor
 }
 
 torch::Tensor AlbertMLMHeadImpl::forward(const torch::Tensor& hidden) {
-  auto x = LayerNorm(model::activation(activation, dense(hidden)));  // [..., E]
+  auto x = layer_norm(LayerNorm, model::activation(activation, dense(hidden)));  // [..., E]
   return torch::linear(x, decoder_weight, bias);                    // [..., V]
 }
 

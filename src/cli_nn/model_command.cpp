@@ -1,0 +1,168 @@
+// `tisa-train model`: inspect or run a model.
+//   model forward --model DIR --inputs FILE.safetensors --output FILE.safetensors
+//       Runs a Hugging Face-layout model directory (config.json + model.safetensors) in eval mode
+//       on input_ids / token_type_ids / attention_mask (I64 [B, T]) and, when present, labels
+//       (MLM labels with −100 for a pretraining model, class ids or float targets for a sequence
+//       model) and sentence_order_label. Writes F32 last_hidden_state, pooler_output, and
+//       prediction_logits + sop_logits (AlbertForPreTraining) or logits (sequence model), plus
+//       loss (and mlm_loss, sop_loss) when labels are given. --all-outputs adds embedding_output,
+//       hidden_states.<i> and attentions.<i> (the names of golden/hf_albert/outputs).
+//   model summary --config X.yaml [--set key=value]... [--seq-length N]
+//       Parameters per group, the positional parameter count (the paper's table) and forward
+//       FLOPs per token at the given length.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <map>
+
+#include "cli_nn/commands.h"
+#include "common/error.h"
+#include "config/config_loader.h"
+#include "model/albert.h"
+#include "model/autocast.h"
+#include "model/hf_checkpoint.h"
+#include "model/position/registry.h"
+#include "model/tensor_io.h"
+
+namespace tisa::cli {
+namespace {
+
+struct ForwardArgs {
+  std::string model_dir, inputs, output, device = "cpu";
+  bool bf16 = false, all_outputs = false;
+};
+
+void run_forward(const ForwardArgs& a) {
+  const torch::Device device(a.device);
+  if (device.is_cuda() && !torch::cuda::is_available()) throw Error("--device cuda: CUDA is not available");
+  auto m = model::load_hf_model(a.model_dir, device);
+  m.module().eval();
+  auto in = model::load_tensor_file(a.inputs).tensors;
+  for (const char* key : {"input_ids", "token_type_ids", "attention_mask"})
+    if (!in.count(key)) throw Error(a.inputs + ": missing tensor '" + key + "' (I64 [B, T])");
+  const auto& ids = in.at("input_ids");
+  if (ids.dim() != 2) throw Error(a.inputs + ": input_ids must be [B, T], got " + c10::str(ids.sizes()));
+  torch::NoGradGuard no_grad;
+  model::AutocastScope autocast(device, a.bf16);
+  model::ForwardOptions opts;
+  opts.hidden_states = opts.attentions = a.all_outputs;
+  model::TensorMap out;
+  model::EncoderOutput enc;
+  if (m.pretraining) {
+    auto r = m.pretraining->forward(ids, in.at("token_type_ids"), in.at("attention_mask"), {}, opts);
+    enc = r.encoder;
+    out["prediction_logits"] = r.prediction_logits;
+    out["sop_logits"] = r.sop_logits;
+    if (in.count("labels")) {
+      auto mlm = model::mlm_loss(r.prediction_logits, in.at("labels"));
+      out["mlm_loss"] = mlm;
+      out["loss"] = mlm;
+      if (in.count("sentence_order_label")) {
+        auto sop = model::sop_loss(r.sop_logits, in.at("sentence_order_label"));
+        out["sop_loss"] = sop;
+        out["loss"] = mlm + sop;
+      }
+    }
+  } else {
+    auto r = m.classification->forward(ids, in.at("token_type_ids"), in.at("attention_mask"), opts);
+    enc = r.encoder;
+    out["logits"] = r.logits;
+    if (in.count("labels")) out["loss"] = model::classification_loss(r.logits, in.at("labels"));
+  }
+  out["last_hidden_state"] = enc.last_hidden_state;
+  out["pooler_output"] = enc.pooler_output;
+  if (a.all_outputs) {
+    out["embedding_output"] = enc.embedding_output;
+    for (size_t i = 0; i < enc.hidden_states.size(); ++i) out["hidden_states." + std::to_string(i)] = enc.hidden_states[i];
+    for (size_t i = 0; i < enc.attentions.size(); ++i) out["attentions." + std::to_string(i)] = enc.attentions[i];
+  }
+  for (auto& [k, v] : out) v = v.to(torch::kCPU, torch::kFloat);
+  std::map<std::string, std::string> meta{{"architecture", m.config.architecture}};
+  if (out.count("loss")) meta["loss"] = std::to_string(out.at("loss").item<double>());
+  model::save_tensor_file(a.output, out, meta);
+  spdlog::info("[model] forward {} on {} examples → {} ({} tensors){}", m.config.architecture, ids.size(0), a.output,
+               out.size(), out.count("loss") ? fmt::format(", loss {:.6f}", out.at("loss").item<double>()) : "");
+}
+
+// Forward FLOPs per token (multiply-add = 2 FLOPs) of the encoder at sequence length T.
+double encoder_flops_per_token(const config::ModelConfig& c, int64_t T) {
+  const double H = c.hidden_size, E = c.embedding_size, I = c.intermediate_size;
+  const double A = c.num_attention_heads, d = H / A;
+  const double layers = static_cast<double>(c.num_hidden_layers * c.inner_group_num);
+  double per_layer = 2 * (4 * H * H + 2 * H * I)  // q, k, v, dense; ffn, ffn_output
+                     + 2 * 2 * T * H;             // q·kᵀ and α·v
+  const auto& p = c.position;
+  if (p.relative == config::RelativeScheme::kShaw) {
+    const double w = std::min<double>(p.shaw.max_distance, T - 1);
+    per_layer += 2 * A * (2 * w + 1) * d * (p.shaw.values ? 2 : 1);
+  } else if (p.relative == config::RelativeScheme::kTisa) {
+    per_layer += A * T;  // adding the bias (the bias itself is per forward, not per token)
+  }
+  return 2 * E * H + layers * per_layer;
+}
+
+void run_summary(const std::string& config_path, const std::vector<std::string>& overrides, int64_t seq_length) {
+  auto cfg = config::load_config(config_path, overrides);
+  const auto& c = cfg.model;
+  torch::NoGradGuard no_grad;
+  model::AlbertForPreTraining net(c);
+  std::map<std::string, int64_t> groups;
+  int64_t total = 0;
+  for (const auto& p : net->named_parameters(true)) {
+    const std::string& n = p.key();
+    std::string g;
+    if (n.rfind("albert.embeddings.", 0) == 0) g = "embeddings";
+    else if (n.rfind("albert.encoder.embedding_hidden_mapping_in", 0) == 0) g = "embedding projection";
+    else if (n.rfind("albert.encoder.albert_layer_groups", 0) == 0) g = "shared layers";
+    else if (n.rfind("albert.encoder.tisa", 0) == 0) g = "tisa";
+    else if (n.rfind("albert.encoder.shaw", 0) == 0) g = "shaw";
+    else if (n.rfind("albert.pooler", 0) == 0) g = "pooler";
+    else if (n.rfind("predictions.", 0) == 0) g = "MLM head (decoder tied)";
+    else g = "SOP head";
+    groups[g] += p.value().numel();
+    total += p.value().numel();
+  }
+  std::printf("model: V %ld E %ld H %ld L %ld (groups %ld × inner %ld) A %ld I %ld P %ld\n", (long)c.vocab_size,
+              (long)c.embedding_size, (long)c.hidden_size, (long)c.num_hidden_layers, (long)c.num_hidden_groups,
+              (long)c.inner_group_num, (long)c.num_attention_heads, (long)c.intermediate_size,
+              (long)c.max_position_embeddings);
+  std::printf("position: absolute %s, relative %s\n", c.position.absolute ? "yes" : "no",
+              model::relative_scheme_name(c.position.relative).c_str());
+  std::printf("%-26s %14s\n", "parameters", "count");
+  for (const auto& [g, n] : groups) std::printf("%-26s %14ld\n", g.c_str(), (long)n);
+  std::printf("%-26s %14ld\n", "total", (long)total);
+  std::printf("%-26s %14ld\n", "positional (paper table)", (long)model::positional_parameter_count(c));
+  const double f = encoder_flops_per_token(c, seq_length);
+  std::printf("encoder forward FLOPs/token at T=%ld: %.4g (training ≈ 3× = %.4g; MLM head per predicted token %.4g)\n",
+              (long)seq_length, f, 3 * f, 2.0 * (c.hidden_size * c.embedding_size + c.embedding_size * c.vocab_size));
+}
+
+}  // namespace
+
+void add_model_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("model", "inspect or run a model (forward, summary)");
+  cmd->require_subcommand(1);
+
+  auto fwd = std::make_shared<ForwardArgs>();
+  auto* f = cmd->add_subcommand("forward", "run a model directory on inputs from a safetensors file (eval mode)");
+  f->add_option("--model", fwd->model_dir, "model directory (config.json + model.safetensors)")->required();
+  f->add_option("--inputs", fwd->inputs, "safetensors with input_ids, token_type_ids, attention_mask [, labels, sentence_order_label]")
+      ->required();
+  f->add_option("--output", fwd->output, "safetensors file to write")->required();
+  f->add_option("--device", fwd->device, "cpu or cuda");
+  f->add_flag("--bf16", fwd->bf16, "bf16 autocast");
+  f->add_flag("--all-outputs", fwd->all_outputs, "also write embedding_output, hidden_states.<i>, attentions.<i>");
+  f->callback([fwd] { run_forward(*fwd); });
+
+  auto config_path = std::make_shared<std::string>();
+  auto overrides = std::make_shared<std::vector<std::string>>();
+  auto seq = std::make_shared<int64_t>(512);
+  auto* s = cmd->add_subcommand("summary", "parameters per group, positional parameters, FLOPs per token");
+  s->add_option("--config", *config_path, "YAML config")->required();
+  s->add_option("--set", *overrides, "override key.path=value (repeatable)");
+  s->add_option("--seq-length", *seq, "sequence length for the FLOPs estimate");
+  s->callback([config_path, overrides, seq] { run_summary(*config_path, *overrides, *seq); });
+}
+
+}  // namespace tisa::cli

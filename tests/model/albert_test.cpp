@@ -1,0 +1,224 @@
+// ALBERT model properties beyond the HF goldens: parameter names per position scheme, the
+// masked-positions MLM path, save/load round trips (ours and HF relative_key form), strict loading
+// errors, the registry's error, positional parameter counts, and bf16 autocast.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "close.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "model/albert.h"
+#include "model/autocast.h"
+#include "model/hf_checkpoint.h"
+#include "model/position/registry.h"
+#include "support/test_paths.h"
+
+namespace {
+
+using tisa::config::ModelConfig;
+using tisa::config::RelativeScheme;
+using tisa::test::close;
+
+ModelConfig tiny(bool absolute, RelativeScheme rel) {
+  ModelConfig c;
+  c.vocab_size = 50;
+  c.embedding_size = 8;
+  c.hidden_size = 16;
+  c.num_hidden_layers = 4;
+  c.num_hidden_groups = 2;
+  c.inner_group_num = 2;
+  c.num_attention_heads = 4;
+  c.intermediate_size = 32;
+  c.max_position_embeddings = 32;
+  c.classifier_dropout_prob = 0.0;
+  c.position.absolute = absolute;
+  c.position.relative = rel;
+  c.position.shaw.max_distance = 3;
+  c.position.tisa.kernels = 2;
+  return c;
+}
+
+struct Batch {
+  torch::Tensor ids, types, mask;
+};
+Batch batch() {
+  torch::manual_seed(7);
+  Batch b;
+  b.ids = torch::randint(5, 50, {2, 9}, torch::kLong);
+  b.types = torch::zeros({2, 9}, torch::kLong);
+  b.types.narrow(1, 5, 4).fill_(1);
+  b.mask = torch::ones({2, 9}, torch::kLong);
+  b.mask[1].narrow(0, 6, 3).fill_(0);
+  b.ids[1].narrow(0, 6, 3).fill_(0);
+  return b;
+}
+
+bool has(const std::vector<std::string>& names, const std::string& n) {
+  return std::find(names.begin(), names.end(), n) != names.end();
+}
+
+TEST(Albert, ParameterNamesPerScheme) {
+  torch::manual_seed(0);
+  auto names = tisa::model::parameter_names(*tisa::model::AlbertForPreTraining(tiny(true, RelativeScheme::kTisa)));
+  EXPECT_TRUE(has(names, "albert.embeddings.position_embeddings.weight"));
+  EXPECT_TRUE(has(names, "albert.encoder.albert_layer_groups.1.albert_layers.1.attention.query.weight"));
+  EXPECT_TRUE(has(names, "albert.encoder.tisa.7.offsets"));  // 4 layers × 2 inner, per layer
+  EXPECT_TRUE(has(names, "albert.encoder.tisa.0.sharpness"));
+  EXPECT_TRUE(has(names, "predictions.bias"));
+  EXPECT_FALSE(has(names, "predictions.decoder.weight"));
+  auto c = tiny(false, RelativeScheme::kShaw);
+  c.position.shaw.per_layer = false;
+  names = tisa::model::parameter_names(*tisa::model::AlbertForPreTraining(c));
+  EXPECT_FALSE(has(names, "albert.embeddings.position_embeddings.weight"));
+  EXPECT_TRUE(has(names, "albert.encoder.shaw.0.keys"));
+  EXPECT_TRUE(has(names, "albert.encoder.shaw.0.values"));
+  EXPECT_FALSE(has(names, "albert.encoder.shaw.1.keys"));
+  EXPECT_EQ(tisa::model::positional_parameter_count(c), 2 * 7 * 4);
+  EXPECT_EQ(tisa::model::positional_parameter_count(tiny(true, RelativeScheme::kTisa)), 32 * 8 + 8 * 3 * 2 * 4);
+}
+
+TEST(Albert, RegistryNamesUnknownScheme) {
+  try {
+    tisa::model::make_relative_schemes("alibi", tiny(true, RelativeScheme::kNone), 1);
+    FAIL();
+  } catch (const tisa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("none, shaw, tisa"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Albert, MaskedPositionsMatchFullProjection) {
+  torch::manual_seed(1);
+  tisa::model::AlbertForPreTraining m(tiny(true, RelativeScheme::kShaw));
+  m->eval();
+  auto b = batch();
+  auto full = m->forward(b.ids, b.types, b.mask);
+  auto pos = torch::tensor({1L, 4L, 9L + 2L, 9L + 5L});
+  auto part = m->forward(b.ids, b.types, b.mask, pos);
+  ASSERT_EQ(part.prediction_logits.sizes(), (torch::IntArrayRef{4, 50}));
+  EXPECT_TRUE(close(part.prediction_logits, full.prediction_logits.view({-1, 50}).index_select(0, pos), 1e-6, 0, "logits"));
+  auto labels = torch::full({2, 9}, -100L);
+  labels[0][1] = 7;
+  labels[1][5] = 9;
+  auto t = tisa::model::masked_targets_from_labels(labels);
+  EXPECT_TRUE(torch::equal(t.positions, torch::tensor({1L, 14L})));
+  EXPECT_TRUE(torch::equal(t.labels, torch::tensor({7L, 9L})));
+}
+
+class RoundTrip : public ::testing::TestWithParam<int> {};
+
+TEST_P(RoundTrip, SaveLoadGivesSameParametersAndOutputs) {
+  const int which = GetParam();
+  ModelConfig c = which == 0 ? tiny(true, RelativeScheme::kTisa)
+                : which == 1 ? tiny(true, RelativeScheme::kShaw)
+                : which == 2 ? tiny(false, RelativeScheme::kNone)
+                             : tiny(false, RelativeScheme::kTisa);
+  if (which == 3) c.position.tisa.per_layer = false;
+  torch::manual_seed(2);
+  tisa::model::AlbertForPreTraining m(c);
+  m->eval();
+  const auto dir = tisa::test::make_temp_dir("albert_rt");
+  tisa::fs::write_file_atomic(dir + "/spiece_src_marker", "x");
+  tisa::model::save_hf_model(dir + "/out", *m, c, tisa::model::kPretrainingArchitecture);
+  auto loaded = tisa::model::load_hf_model(dir + "/out");
+  ASSERT_TRUE(loaded.pretraining);
+  const auto& lc = loaded.config.model.position;
+  EXPECT_EQ(lc.absolute, c.position.absolute);
+  EXPECT_EQ(lc.relative, c.position.relative);
+  EXPECT_EQ(lc.tisa.per_layer, c.position.tisa.per_layer);
+  auto a = tisa::model::state_dict(*m), b = tisa::model::state_dict(loaded.module());
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [n, t] : a) EXPECT_TRUE(torch::equal(t, b.at(n))) << n;
+  loaded.module().eval();
+  auto bt = batch();
+  auto x = m->forward(bt.ids, bt.types, bt.mask), y = loaded.pretraining->forward(bt.ids, bt.types, bt.mask);
+  EXPECT_TRUE(torch::equal(x.prediction_logits, y.prediction_logits));
+  auto saved = tisa::model::load_tensor_file(dir + "/out/model.safetensors").tensors;
+  for (const auto& [n, t] : saved) EXPECT_NE(n.rfind("predictions.decoder.", 0), 0u) << n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, RoundTrip, ::testing::Values(0, 1, 2, 3));
+
+TEST(Albert, HfRelativeKeyImportExport) {
+  TISA_REQUIRE_SHARED("golden/hf_albert/pretraining_relative_key/config.json");
+  const auto src = tisa::test::shared_path("golden/hf_albert/pretraining_relative_key");
+  auto m = tisa::model::load_hf_model(src);
+  EXPECT_TRUE(tisa::model::is_hf_relative_key(m.config.model));
+  EXPECT_EQ(m.config.model.position.shaw.max_distance, 63);
+  const auto dir = tisa::test::make_temp_dir("albert_hfrk") + "/out";
+  tisa::model::save_hf_model(dir, m.module(), m.config.model, m.config.architecture);
+  auto j = nlohmann::json::parse(tisa::fs::read_file(dir + "/config.json"));
+  EXPECT_EQ(j["position_embedding_type"], "relative_key");
+  EXPECT_FALSE(j.contains("tisa_train"));
+  auto saved = tisa::model::load_tensor_file(dir + "/model.safetensors").tensors;
+  auto orig = tisa::model::load_tensor_file(src + "/model.safetensors").tensors;
+  const std::string dist = "albert.encoder.albert_layer_groups.0.albert_layers.0.attention.distance_embedding.weight";
+  ASSERT_TRUE(saved.count(dist));
+  EXPECT_TRUE(close(saved.at(dist), orig.at(dist), 1e-6, 1e-6, "distance_embedding export"));
+  auto again = tisa::model::load_hf_model(dir);
+  auto in = tisa::model::load_tensor_file(src + "/inputs.safetensors").tensors;
+  m.module().eval();
+  again.module().eval();
+  auto x = m.pretraining->forward(in.at("input_ids"), in.at("token_type_ids"), in.at("attention_mask"));
+  auto y = again.pretraining->forward(in.at("input_ids"), in.at("token_type_ids"), in.at("attention_mask"));
+  EXPECT_TRUE(close(x.prediction_logits, y.prediction_logits, 1e-5, 1e-5, "reloaded logits"));
+}
+
+TEST(Albert, StrictLoadingNamesTensors) {
+  torch::manual_seed(0);
+  auto c = tiny(true, RelativeScheme::kNone);
+  tisa::model::AlbertForPreTraining m(c);
+  auto sd = tisa::model::state_dict(*m);
+  tisa::model::TensorMap bad;
+  for (auto& [n, t] : sd) bad[n] = t.clone();
+  bad.erase("albert.pooler.bias");
+  bad["albert.encoder.extra.weight"] = torch::zeros({2});
+  try {
+    tisa::model::load_state_dict(*m, bad, "ckpt.safetensors");
+    FAIL();
+  } catch (const tisa::Error& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("missing tensor 'albert.pooler.bias'"), std::string::npos) << w;
+    EXPECT_NE(w.find("unknown tensor 'albert.encoder.extra.weight'"), std::string::npos) << w;
+    EXPECT_NE(w.find("ckpt.safetensors"), std::string::npos) << w;
+  }
+}
+
+TEST(Albert, ClassificationFromPretrainingCheckpoint) {
+  torch::manual_seed(0);
+  auto c = tiny(true, RelativeScheme::kTisa);
+  tisa::model::AlbertForPreTraining m(c);
+  const auto dir = tisa::test::make_temp_dir("albert_cls") + "/pt";
+  tisa::model::save_hf_model(dir, *m, c, tisa::model::kPretrainingArchitecture);
+  auto cls = tisa::model::load_for_classification(dir, 3);
+  EXPECT_TRUE(torch::equal(cls->albert->encoder->schemes[5]->parameters()[0], m->albert->encoder->schemes[5]->parameters()[0]));
+  auto b = batch();
+  auto out = cls->forward(b.ids, b.types, b.mask);
+  EXPECT_EQ(out.logits.sizes(), (torch::IntArrayRef{2, 3}));
+  auto loss = tisa::model::classification_loss(out.logits, torch::tensor({0L, 2L}));
+  loss.backward();
+  EXPECT_TRUE(cls->classifier->weight.grad().defined());
+}
+
+TEST(Albert, Bf16AutocastForward) {
+  torch::manual_seed(4);
+  auto c = tiny(true, RelativeScheme::kShaw);
+  tisa::model::AlbertForPreTraining m(c);
+  m->eval();
+  torch::NoGradGuard ng;
+  auto b = batch();
+  auto ref = m->forward(b.ids, b.types, b.mask);
+  torch::Tensor h;
+  {
+    tisa::model::AutocastScope scope(torch::kCPU, true);
+    auto x = torch::linear(torch::randn({2, 3}), torch::randn({4, 3}));
+    EXPECT_EQ(x.scalar_type(), torch::kBFloat16);
+    h = m->forward(b.ids, b.types, b.mask).encoder.last_hidden_state;
+  }
+  EXPECT_EQ(torch::linear(torch::randn({2, 3}), torch::randn({4, 3})).scalar_type(), torch::kFloat);  // restored
+  EXPECT_TRUE(close(h.to(torch::kFloat), ref.encoder.last_hidden_state, 0.1, 0.05, "bf16 vs fp32"));
+}
+
+}  // namespace
