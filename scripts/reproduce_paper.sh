@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# One-command reproduction of Wennberg & Henter, "The Case for Translation-Invariant
+# Self-Attention in Transformer-Based Language Models" (ACL 2021; SPEC §1): pretrain ALBERT with
+# each position variant on identical data, fine-tune each on GLUE with several seeds, evaluate
+# the MLM loss at 1x, 2x and 4x the training length, and write the results table.
+#
+#   scripts/reproduce_paper.sh --scale smoke|small|base --glue-dir DIR [--corpus FILE...]
+#       [--out DIR] [--seeds 1,2,3] [--variants absolute,absolute_tisa,tisa,shaw,none]
+#       [--tasks RTE,MRPC] [--set KEY=VALUE]... [--bin DIR]
+#
+# Stages (each writes OUT/stages/<stage>.done only after it succeeded, so a second call resumes
+# where the first stopped; pretraining itself continues from its last checkpoint with --resume):
+#   1. tokenizer   one SentencePiece tokenizer trained on the corpus      -> OUT/tokenizer/
+#   2. dataset     the corpus tokenised once, train/valid split           -> OUT/dataset/
+#   3. pretrain-V  every variant V on that dataset, same seed and order   -> OUT/pretrain/V/final/
+#   4. length-V    `tisa-train eval-mlm` at 1x/2x/4x the training length  -> OUT/length/V.json
+#   5. glue-V-T    `tisa-train glue` per variant and task, N seeds        -> OUT/glue/V/T/results.json
+#   6. report      `tisa-train report`                                     -> OUT/results.md, results.json
+# Settings: configs/paper/<scale>/<variant>.yaml (model, pretraining) and
+# configs/paper/<scale>/reproduce.env (vocabulary size, GLUE overrides, length multiples).
+# --set KEY=VALUE is passed to every pretraining (e.g. --set training.steps=200).
+# Default corpus: ../shared/data/corpus (Gutenberg books, WikiText-2 raw, Botchan) when present,
+# else the bundled data/sample/corpus. GLUE tasks: those with train and dev files in --glue-dir.
+# Binaries: --bin DIR (or $TISA_BIN_DIR), else build/bin, built by scripts/setup.sh when missing.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ALL_VARIANTS="absolute,absolute_tisa,tisa,shaw,none"
+GLUE_TASKS=(CoLA SST-2 MRPC STS-B QQP MNLI QNLI RTE WNLI)
+
+usage() {
+  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
+}
+die() {
+  echo "reproduce_paper: error: $*" >&2
+  exit 1
+}
+abspath() {
+  case "$1" in
+    /*) printf '%s\n' "$1" ;;
+    *) printf '%s\n' "$PWD/$1" ;;
+  esac
+}
+
+SCALE="" GLUE_DIR="" OUT="" SEEDS="1,2,3" VARIANTS="$ALL_VARIANTS" TASKS="" BIN_DIR="${TISA_BIN_DIR:-}"
+CORPUS=() PRETRAIN_SET=()
+while (($#)); do
+  case "$1" in
+    --scale) SCALE=${2:?--scale needs a value}; shift 2 ;;
+    --glue-dir) GLUE_DIR=$(abspath "${2:?--glue-dir needs a folder}"); shift 2 ;;
+    --out) OUT=$(abspath "${2:?--out needs a folder}"); shift 2 ;;
+    --seeds) SEEDS=${2:?--seeds needs e.g. 1,2,3}; shift 2 ;;
+    --variants) VARIANTS=${2:?--variants needs a list}; shift 2 ;;
+    --tasks) TASKS=${2:?--tasks needs a list}; shift 2 ;;
+    --set) PRETRAIN_SET+=("${2:?--set needs KEY=VALUE}"); shift 2 ;;
+    --bin) BIN_DIR=$(abspath "${2:?--bin needs a folder}"); shift 2 ;;
+    --corpus)
+      shift
+      while (($#)) && [[ "$1" != --* ]]; do
+        [ -f "$1" ] || die "--corpus: $1 is not a file"
+        CORPUS+=("$(abspath "$1")")
+        shift
+      done
+      ((${#CORPUS[@]})) || die "--corpus needs at least one file"
+      ;;
+    -h | --help) usage; exit 0 ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+done
+
+[ -n "$SCALE" ] || die "--scale smoke|small|base is required (see --help)"
+SCALE_DIR="$ROOT/configs/paper/$SCALE"
+if [ ! -f "$SCALE_DIR/common.yaml" ] || [ ! -f "$SCALE_DIR/reproduce.env" ]; then
+  die "--scale $SCALE: no configs/paper/$SCALE/{common.yaml,reproduce.env} (scales: smoke, small, base)"
+fi
+[ -n "$GLUE_DIR" ] || die "--glue-dir DIR is required (a GLUE folder: DIR/RTE/train.tsv, DIR/RTE/dev.tsv, ...)"
+[ -d "$GLUE_DIR" ] || die "--glue-dir $GLUE_DIR is not a folder"
+[[ "$SEEDS" =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--seeds '$SEEDS': expected comma-separated integers, e.g. 1,2,3"
+IFS=, read -r -a VARIANT_LIST <<<"$VARIANTS"
+for v in "${VARIANT_LIST[@]}"; do
+  [ -f "$SCALE_DIR/$v.yaml" ] || die "--variants: no configs/paper/$SCALE/$v.yaml"
+done
+[ -n "$OUT" ] || OUT="$ROOT/runs/paper-$SCALE"
+
+# Scale settings: VOCAB_SIZE, TOKENIZER_ARGS, PREPARE_ARGS, GLUE_SET, LENGTH_MULTIPLES, EVAL_MLM_ARGS.
+VOCAB_SIZE="" TOKENIZER_ARGS="" PREPARE_ARGS="" GLUE_SET="" LENGTH_MULTIPLES="1 2 4" EVAL_MLM_ARGS=""
+# shellcheck source=/dev/null
+. "$SCALE_DIR/reproduce.env"
+[ -n "$VOCAB_SIZE" ] || die "$SCALE_DIR/reproduce.env does not set VOCAB_SIZE"
+
+if ((${#CORPUS[@]} == 0)); then
+  shared="$ROOT/../shared/data/corpus"
+  if [ -d "$shared" ]; then
+    for f in "$shared"/gutenberg/*.txt "$shared"/wikitext-2-raw/*.raw "$shared"/sentencepiece/botchan.txt; do
+      [ -f "$f" ] && CORPUS+=("$(cd "$(dirname "$f")" && pwd)/$(basename "$f")")
+    done
+  fi
+  if ((${#CORPUS[@]} == 0)); then
+    for f in "$ROOT"/data/sample/corpus/*; do [ -f "$f" ] && CORPUS+=("$f"); done
+  fi
+  ((${#CORPUS[@]})) || die "no corpus: pass --corpus FILE..."
+fi
+
+# GLUE tasks with a train and a dev file (MNLI: dev_matched), optionally restricted by --tasks.
+TASK_LIST=()
+for t in "${GLUE_TASKS[@]}"; do
+  if [ -n "$TASKS" ] && [[ ",$TASKS," != *",$t,"* ]]; then continue; fi
+  dev=dev.tsv
+  [ "$t" = MNLI ] && dev=dev_matched.tsv
+  [ -f "$GLUE_DIR/$t/train.tsv" ] && [ -f "$GLUE_DIR/$t/$dev" ] && TASK_LIST+=("$t")
+done
+((${#TASK_LIST[@]})) || die "no GLUE task with train.tsv and dev.tsv under $GLUE_DIR${TASKS:+ among $TASKS}"
+
+# Binaries.
+[ -n "$BIN_DIR" ] || BIN_DIR="$ROOT/build/bin"
+if [ ! -x "$BIN_DIR/tisa-train" ] || [ ! -x "$BIN_DIR/tisa-nn" ] || [ ! -x "$BIN_DIR/tisa-text" ]; then
+  [ "$BIN_DIR" = "$ROOT/build/bin" ] || die "--bin $BIN_DIR lacks tisa-train, tisa-nn or tisa-text"
+  echo "[paper] building tisa-train (scripts/setup.sh)"
+  "$ROOT/scripts/setup.sh"
+fi
+TT="$BIN_DIR/tisa-train"
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
+
+# The folder remembers what it was made with: resuming with other settings would mix results.
+mkdir -p "$OUT/stages"
+SETTINGS="scale=$SCALE
+seeds=$SEEDS
+glue_dir=$GLUE_DIR
+corpus=${CORPUS[*]}
+pretrain_set=${PRETRAIN_SET[*]:-}"
+if [ -f "$OUT/settings.txt" ]; then
+  [ "$(cat "$OUT/settings.txt")" = "$SETTINGS" ] ||
+    die "$OUT was made with other settings (see $OUT/settings.txt); use another --out or delete it"
+else
+  printf '%s\n' "$SETTINGS" >"$OUT/settings.txt"
+fi
+COMMAND="scripts/reproduce_paper.sh --scale $SCALE --glue-dir $GLUE_DIR --corpus ${CORPUS[*]} --out $OUT --seeds $SEEDS --variants $VARIANTS${TASKS:+ --tasks $TASKS}"
+for s in "${PRETRAIN_SET[@]}"; do COMMAND+=" --set $s"; done
+exec > >(tee -a "$OUT/reproduce.log") 2>&1
+echo "[paper] $(date -u '+%Y-%m-%d %H:%M:%S UTC') $COMMAND"
+echo "[paper] variants: ${VARIANT_LIST[*]}; GLUE tasks: ${TASK_LIST[*]}; seeds: $SEEDS; out: $OUT"
+
+# stage NAME COMMAND...: runs COMMAND unless OUT/stages/NAME.done exists; writes the marker
+# (holding the seconds it took) only after COMMAND succeeded.
+stage() {
+  local name=$1
+  shift
+  if [ -f "$OUT/stages/$name.done" ]; then
+    echo "[paper] skip $name (done)"
+    return 0
+  fi
+  echo "[paper] === $name"
+  local start=$SECONDS
+  "$@"
+  echo $((SECONDS - start)) >"$OUT/stages/$name.done"
+  echo "[paper] $name done in $((SECONDS - start)) s"
+}
+
+train_tokenizer() {
+  rm -rf "$OUT/tokenizer"
+  # shellcheck disable=SC2086
+  "$TT" tokenizer train --type sentencepiece --input "${CORPUS[@]}" --vocab-size "$VOCAB_SIZE" \
+    --output "$OUT/tokenizer" $TOKENIZER_ARGS
+}
+
+prepare_dataset() {
+  # shellcheck disable=SC2086
+  "$TT" prepare pretrain --input "${CORPUS[@]}" --tokenizer "$OUT/tokenizer" --output "$OUT/dataset" $PREPARE_ARGS
+}
+
+pretrain() {
+  local v=$1 run_dir="$OUT/pretrain/$1"
+  local args=(pretrain --config "$SCALE_DIR/$v.yaml" --set "data.dataset=$OUT/dataset"
+    --set "model.vocab_size=$VOCAB_SIZE" --run-dir "$run_dir")
+  for s in "${PRETRAIN_SET[@]}"; do args+=(--set "$s"); done
+  if compgen -G "$run_dir/checkpoints/step-*" >/dev/null; then args+=(--resume); fi
+  "$TT" "${args[@]}"
+  [ -f "$run_dir/final/model.safetensors" ] || die "pretraining $v ended without $run_dir/final"
+}
+
+# data.max_seq_length of a run's resolved config.yaml.
+train_length() {
+  awk '/^data:/ { d = 1; next } /^[^ #]/ { d = 0 } d && $1 == "max_seq_length:" { print $2; exit }' "$1/config.yaml"
+}
+
+length_eval() {
+  local v=$1 run_dir="$OUT/pretrain/$1" L lengths=""
+  L=$(train_length "$run_dir")
+  [[ "$L" =~ ^[0-9]+$ ]] || die "no data.max_seq_length in $run_dir/config.yaml"
+  for m in $LENGTH_MULTIPLES; do lengths+="${lengths:+,}$((L * m))"; done
+  mkdir -p "$OUT/length"
+  # shellcheck disable=SC2086
+  "$TT" eval-mlm --model "$run_dir/final" --dataset "$OUT/dataset" --seq-lengths "$lengths" \
+    --output "$OUT/length/$v.json" $EVAL_MLM_ARGS
+}
+
+finetune() {
+  local v=$1 t=$2 args=()
+  for s in $GLUE_SET; do args+=(--set "$s"); done
+  "$TT" glue --task "$t" --data-dir "$GLUE_DIR" --init "$OUT/pretrain/$v/final" --seeds "$SEEDS" \
+    --run-dir "$OUT/glue/$v" "${args[@]}"
+  [ -f "$OUT/glue/$v/$t/results.json" ] || die "GLUE $t for $v wrote no results.json"
+}
+
+cd "$ROOT"  # configs/glue/<TASK>.yaml are found from here
+stage tokenizer train_tokenizer
+stage dataset prepare_dataset
+for v in "${VARIANT_LIST[@]}"; do stage "pretrain-$v" pretrain "$v"; done
+for v in "${VARIANT_LIST[@]}"; do stage "length-$v" length_eval "$v"; done
+for v in "${VARIANT_LIST[@]}"; do
+  for t in "${TASK_LIST[@]}"; do stage "glue-$v-$t" finetune "$v" "$t"; done
+done
+
+# The report is cheap: always rewritten from what is there.
+total=0
+for f in "$OUT"/stages/*.done; do total=$((total + $(cat "$f"))); done
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+"$TT" report --dir "$OUT" --variants "$VARIANTS" --out "$OUT/results.md" --json "$OUT/results.json" \
+  --meta "scale=$SCALE" --meta "command=$COMMAND" \
+  --meta "machine=$(uname -sm), ${cpu:-unknown CPU}, $(nproc) cores" \
+  --meta "commit=$commit" --meta "GLUE tasks=${TASK_LIST[*]}" --meta "seeds=$SEEDS" \
+  --meta "stage time (s, all runs of the script)=$total" \
+  --meta "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "[paper] results: $OUT/results.md and $OUT/results.json"
