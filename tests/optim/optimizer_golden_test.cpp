@@ -9,12 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "model/tensor_io.h"
 #include "optim/adamw.h"
 #include "optim/grad_utils.h"
 #include "optim/lamb.h"
 #include "optim/optimizer.h"
 #include "support/test_paths.h"
-#include "optim/golden_io.h"
 
 namespace {
 
@@ -25,7 +25,7 @@ constexpr double kAtol = 1e-6;
 constexpr double kRtol = 1e-5;
 
 TensorMap load(const std::string& rel) {
-  return tisa::test::read_f32_safetensors(tisa::test::shared_path("golden/optim/" + rel));
+  return tisa::model::load_tensor_file(tisa::test::shared_path("golden/optim/" + rel)).tensors;
 }
 
 // |x − ref| ≤ atol + rtol·|ref| elementwise; the failure message names the key and the worst gap.
@@ -177,8 +177,9 @@ TEST_P(OptimGolden, FactoryFromConfigMatchesLambAlbert) {
              device());
 }
 
-// Exact resume: save after step 1, rebuild from the saved params and state, continue: steps 2
-// and 3 match the uninterrupted run bitwise (and hence the golden).
+// Exact resume: save after step 1 (params and state through a safetensors file, as a checkpoint
+// does), rebuild from them, continue: steps 2 and 3 match the uninterrupted run bitwise (and
+// hence the golden).
 TEST_P(OptimGolden, ResumeFromStateDictIsExact) {
   TISA_REQUIRE_SHARED("golden/optim/lamb_bias_corrected.safetensors");
   Golden g = load_golden("inputs.safetensors", "lamb_bias_corrected.safetensors");
@@ -196,8 +197,10 @@ TEST_P(OptimGolden, ResumeFromStateDictIsExact) {
   NamedParams saved_params;
   for (const auto& [name, p] : first.params())
     saved_params.emplace_back(name, p.detach().cpu().clone());
-  tisa::optim::StateMap saved_state;
-  for (const auto& [key, t] : first.state_dict()) saved_state[key] = t.cpu().clone();
+  const std::string file = tisa::test::make_temp_dir("optim_resume") + "/optimizer.safetensors";
+  tisa::model::save_tensor_file(file, first.state_dict());
+  tisa::optim::StateMap saved_state = tisa::model::load_tensor_file(file).tensors;
+  EXPECT_EQ(saved_state.at("step." + g.names[0]).dim(), 0);
   EXPECT_EQ(saved_state.at("num_updates").item<int64_t>(), 1);
 
   NamedParams restored_params;
@@ -218,6 +221,28 @@ TEST_P(OptimGolden, ResumeFromStateDictIsExact) {
     EXPECT_TRUE(at::equal(a.at("m." + name).cpu(), b.at("m." + name).cpu())) << name;
     EXPECT_TRUE(at::equal(a.at("v." + name).cpu(), b.at("v." + name).cpu())) << name;
   }
+}
+
+// The goldens discriminate: ALBERT's form misses the bias-corrected golden at step 1 (its first
+// step on excluded tensors is ~3.16× larger), and the bias-corrected form misses NVLAMB's.
+TEST_P(OptimGolden, VariantsAreDistinguishedByTheGoldens) {
+  TISA_REQUIRE_SHARED("golden/optim/lamb_bc_ratio_all.safetensors");
+  auto worst_excess = [&](const std::string& expected, bool bc, bool all) {
+    Golden g = load_golden("inputs.safetensors", expected);
+    tisa::optim::Lamb opt(make_params(g, device()), lamb_options(bc, all));
+    set_grads(opt.params(), g, 1, device());
+    opt.step(0.01);
+    double worst = -1;
+    for (const auto& [name, p] : opt.params()) {
+      at::Tensor ref = g.expected.at("step1.param." + name).to(at::kDouble);
+      at::Tensor x = p.detach().cpu().to(at::kDouble);
+      worst = std::max(worst, ((x - ref).abs() - (kAtol + kRtol * ref.abs())).max().item<double>());
+    }
+    return worst;
+  };
+  EXPECT_GT(worst_excess("lamb_bias_corrected.safetensors", false, false), 1e-3);
+  EXPECT_GT(worst_excess("lamb_bc_ratio_all.safetensors", true, false), 1e-5);
+  EXPECT_LE(worst_excess("lamb_bc_ratio_all.safetensors", true, true), 0.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, OptimGolden, ::testing::Values("cpu", "cuda"),
