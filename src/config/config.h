@@ -203,6 +203,7 @@ struct TrainingConfig {
   int64_t steps = 1000;               // optimiser updates
   int64_t batch_size = 32;            // examples per micro-batch (per process)
   int64_t accumulation = 1;           // micro-batches per update
+  int64_t global_batch = 0;           // > 0: examples per update over all processes; sets accumulation
   int64_t eval_interval = 500;        // steps between evaluations (0 = only at the end)
   int64_t eval_batches = 20;          // validation batches per evaluation (0 = all)
   int64_t checkpoint_interval = 500;  // steps between checkpoints (0 = only at the end)
@@ -218,6 +219,9 @@ struct TrainingConfig {
     v.field("steps", steps, "optimiser updates");
     v.field("batch_size", batch_size, "examples per micro-batch per process");
     v.field("accumulation", accumulation, "micro-batches per update");
+    v.field("global_batch", global_batch,
+            "examples per update over all processes (0 = batch_size x accumulation x processes); "
+            "when > 0, accumulation = global_batch / (batch_size x processes)");
     v.field("eval_interval", eval_interval, "steps between evaluations (0 = only at the end)");
     v.field("eval_batches", eval_batches, "validation batches per evaluation (0 = all)");
     v.field("checkpoint_interval", checkpoint_interval, "steps between checkpoints (0 = only at the end)");
