@@ -124,6 +124,7 @@ plot::Heatmap heatmap_of(const at::Tensor& m, const std::string& title, int64_t 
   h.x_first = h.y_first = static_cast<double>(first);
   h.x_label = "position j";
   h.y_label = "position i";
+  h.colormap = plot::Colormap::kDiverging;  // signed quantities: white = 0 in every panel
   return h;
 }
 
@@ -300,6 +301,18 @@ json analyze_tisa(const Checkpoint& c, int64_t positions, const std::string& out
   }
   j["layers"] = layer_list;
   j["tau_bias_min"] = min_tau;
+  // Kernels are usually local: draw the offsets where some |f_h(r)| reaches 1% of the largest
+  // value (at least ±8, 20% margin) so that their shape is visible; the JSON keeps every offset.
+  double peak = 0, reach = 8;
+  for (const auto& l : layer_list)
+    for (const auto& head : l.at("f"))
+      for (const auto& v : head) peak = std::max(peak, std::abs(v.get<double>()));
+  for (const auto& l : layer_list)
+    for (const auto& head : l.at("f"))
+      for (size_t k = 0; k < head.size(); ++k)
+        if (std::abs(head[k].get<double>()) >= 0.01 * peak) reach = std::max(reach, std::abs(r[k]));
+  reach = std::min(static_cast<double>(n - 1), std::ceil(reach * 1.2));
+  j["plotted_offsets"] = json{{"from", -reach}, {"to", reach}};
   spdlog::info("[analysis] TISA: {} layer module(s), tau of every head's bias matrix >= {:.12f} (Toeplitz by construction)",
                layers.size(), min_tau);
 
@@ -307,12 +320,21 @@ json analyze_tisa(const Checkpoint& c, int64_t positions, const std::string& out
     // Legend shared by all panels (same heads in each).
     const auto& first = std::get<plot::LineChart>(kernels.panels.front());
     for (size_t h = 0; h < first.series.size(); ++h) kernels.legend.push_back({first.series[h].name, plot::palette_color(h), h >= 10});
-    for (auto& p : kernels.panels) std::get<plot::LineChart>(p).legend = false;
+    for (auto& p : kernels.panels) {
+      auto& chart = std::get<plot::LineChart>(p);
+      chart.legend = false;
+      chart.x_min = -reach;
+      chart.x_max = reach;
+    }
     plot::write_svg(out + "/tisa_kernels.svg", kernels);
 
+    // The band of a local kernel is a thin line at n = 512: show the leading block where the
+    // kernels live (τ above is over all n positions).
+    int64_t shown = std::min<int64_t>(n, std::max<int64_t>(32, static_cast<int64_t>(2 * reach)));
+    first_bias = first_bias.narrow(1, 0, shown).narrow(2, 0, shown);
     plot::Figure bf;
-    bf.title = "TISA bias f_h(j − i), layer " + std::to_string(layers.begin()->first) + " (n = " + std::to_string(n) +
-               "): Toeplitz by construction";
+    bf.title = "TISA bias f_h(j − i), layer " + std::to_string(layers.begin()->first) + ", first " +
+               std::to_string(shown) + " positions (τ over n = " + std::to_string(n) + "): Toeplitz by construction";
     bf.columns = static_cast<int>(std::min<int64_t>(4, first_bias.size(0)));
     bf.panel_width = 330;
     bf.panel_height = 300;

@@ -6,6 +6,7 @@
 #include "analysis/invariance.h"
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/error.h"
@@ -173,6 +174,28 @@ InvarianceSummary position_invariance(const at::Tensor& position_table, const at
   for (double t : s.tau_heads) total += t;
   s.tau_heads_mean = s.tau_heads.empty() ? 0.0 : total / static_cast<double>(s.tau_heads.size());
   return s;
+}
+
+std::optional<InvarianceSummary> model_position_invariance(const torch::nn::Module& model, int64_t heads, int64_t n) {
+  auto params = model.named_parameters(/*recurse=*/true);
+  auto find = [&](const std::string& name) -> at::Tensor {
+    for (const char* prefix : {"albert.", ""})
+      if (const at::Tensor* t = params.find(prefix + name)) return *t;
+    return {};
+  };
+  at::Tensor table = find("embeddings.position_embeddings.weight");
+  if (!table.defined()) return std::nullopt;
+  const std::string layer = "encoder.albert_layer_groups.0.albert_layers.0.attention.";
+  at::Tensor q_w = find(layer + "query.weight"), k_w = find(layer + "key.weight");
+  if (!q_w.defined() || !k_w.defined())
+    throw Error("position_invariance: the model has a position table but no " + layer + "{query,key}.weight");
+  return position_invariance(table, find("encoder.embedding_hidden_mapping_in.weight"),
+                             find("encoder.embedding_hidden_mapping_in.bias"), q_w, find(layer + "query.bias"), k_w,
+                             find(layer + "key.bias"), heads, std::min(n, table.size(0)));
+}
+
+nlohmann::json to_json(const InvarianceSummary& summary) {
+  return {{"tau_gram", summary.tau_gram}, {"tau_heads_mean", summary.tau_heads_mean}, {"tau_heads", summary.tau_heads}};
 }
 
 at::Tensor tisa_kernel(const at::Tensor& offsets, const at::Tensor& amplitudes, const at::Tensor& sharpness,

@@ -11,7 +11,14 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace torch::nn {
+class Module;
+}
 
 namespace tisa::analysis {
 
@@ -57,6 +64,19 @@ struct InvarianceSummary {
 InvarianceSummary position_invariance(const at::Tensor& position_table, const at::Tensor& mapping_w,
                                       const at::Tensor& mapping_b, const at::Tensor& q_w, const at::Tensor& q_b,
                                       const at::Tensor& k_w, const at::Tensor& k_b, int64_t heads, int64_t n);
+
+// The same for an ALBERT module, found by its HF parameter names (SPEC §3), with or without the
+// "albert." prefix (AlbertForPreTraining / AlbertModel): embeddings.position_embeddings.weight,
+// encoder.embedding_hidden_mapping_in.*, encoder.albert_layer_groups.0.albert_layers.0.attention.
+// {query,key}.*. std::nullopt when the model has no absolute table (position.absolute = false).
+// Trainer use at each evaluation:
+//   if (auto tau = analysis::model_position_invariance(*model, cfg.model.num_attention_heads,
+//                                                      std::min(max_seq_length, max_position)))
+//     eval_values.update(analysis::to_json(*tau));   // tau_gram, tau_heads_mean, tau_heads
+std::optional<InvarianceSummary> model_position_invariance(const torch::nn::Module& model, int64_t heads, int64_t n);
+
+// {"tau_gram": …, "tau_heads_mean": …, "tau_heads": […]} (the keys `tisa-train plot` knows).
+nlohmann::json to_json(const InvarianceSummary& summary);
 
 // TISA kernels (SPEC §2) f_h(r) = Σ_s a_{s,h}·exp(−|b_{s,h}|·(r − c_{s,h})²), with offsets c,
 // amplitudes a and sharpness b each [S, heads] (kernels × heads, the layout of

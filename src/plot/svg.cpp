@@ -191,7 +191,7 @@ void draw_heatmap(std::ostringstream& out, Context& ctx, const Heatmap& h, doubl
   ColourScale scale = make_scale(h);
   Shown s = shown_cells(h);
   // Layout: title on top, y tick labels left, colour bar right, x ticks and label below.
-  double left = 58, right = 92, top = h.title.empty() ? 12 : 30, bottom = 44;
+  double left = 58, right = h.colorbar_label.empty() ? 92 : 112, top = h.title.empty() ? 12 : 30, bottom = 44;
   double area_w = std::max(10.0, width - left - right), area_h = std::max(10.0, height - top - bottom);
   double cell = std::min(area_w / static_cast<double>(h.cols), area_h / static_cast<double>(h.rows));
   Box box{left + (area_w - cell * h.cols) / 2, top, cell * h.cols, cell * h.rows};
@@ -236,7 +236,7 @@ void draw_heatmap(std::ostringstream& out, Context& ctx, const Heatmap& h, doubl
     text(out, bx + bw + 6, by + bh / 2, format_tick(scale.lo, 1), kFont, "start");
   }
   if (!h.colorbar_label.empty())
-    text(out, bx + bw + 70, by + bh / 2, h.colorbar_label, kFont, "middle", 90);
+    text(out, bx + bw + 62, by + bh / 2, h.colorbar_label, kFont, "middle", 90);
   if (s.block > 1)
     text(out, width - 4, height - 4, "shown as " + std::to_string(s.block) + "x" + std::to_string(s.block) + " block means",
          kFont * 0.8, "end");

@@ -6,9 +6,11 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "analysis/invariance.h"
 #include "common/error.h"
+#include "model/albert.h"
 
 using namespace tisa::analysis;
 
@@ -79,7 +81,7 @@ TEST(InvarianceTest, HandComputedSmallCases) {
   // 3×3: A = [[0,1,0],[0,0,1],[1,0,0]] (a cyclic shift): diagonal r=+1 is {1,1} (mean 1), r=−2 is
   // {1}, the rest 0 → Toeplitz, τ = 1.  B = identity with B[2][2] = 4: r=0 {1,1,4} mean 2;
   // residual (−1)²+(−1)²+2² = 6; mean(B) = 6/9 → ‖B − 2/3‖² = 1+1+16 − 9·(2/3)² = 14; τ = 1 − 6/14.
-  auto c = torch::tensor({0.0, 1, 0, 0, 0, 1, 1, 0, 0}, torch::kDouble).view({3, 3});
+  auto c = torch::tensor({0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0}, torch::kDouble).view({3, 3});
   EXPECT_NEAR(translation_invariance(c), 1.0, 1e-15);
   auto b = torch::eye(3, torch::kDouble);
   b[2][2] = 4.0;
@@ -156,4 +158,39 @@ TEST(InvarianceTest, TisaKernelByHandAndBiasIsToeplitz) {
   auto big = tisa_bias_matrix(cc, aa, bb, 64);
   for (int64_t h = 0; h < 4; ++h) EXPECT_DOUBLE_EQ(translation_invariance(big[h]), 1.0) << "head " << h;
   EXPECT_THROW(tisa_kernel(cc, aa.narrow(0, 0, 2), bb, torch::zeros({1})), tisa::Error);
+}
+
+TEST(InvarianceTest, ModelHookFindsAlbertParameters) {
+  tisa::config::ModelConfig c;
+  c.vocab_size = 50;
+  c.embedding_size = 8;
+  c.hidden_size = 12;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 3;
+  c.intermediate_size = 16;
+  c.max_position_embeddings = 20;
+  torch::manual_seed(0);
+  tisa::model::AlbertForPreTraining model(c);
+  auto tau = model_position_invariance(*model, 3, 16);
+  ASSERT_TRUE(tau.has_value());
+  auto params = model->named_parameters();
+  const std::string layer = "albert.encoder.albert_layer_groups.0.albert_layers.0.attention.";
+  auto direct = position_invariance(params["albert.embeddings.position_embeddings.weight"],
+                                    params["albert.encoder.embedding_hidden_mapping_in.weight"],
+                                    params["albert.encoder.embedding_hidden_mapping_in.bias"],
+                                    params[layer + "query.weight"], params[layer + "query.bias"],
+                                    params[layer + "key.weight"], params[layer + "key.bias"], 3, 16);
+  EXPECT_DOUBLE_EQ(tau->tau_gram, direct.tau_gram);
+  ASSERT_EQ(tau->tau_heads.size(), 3u);
+  EXPECT_DOUBLE_EQ(tau->tau_heads_mean, direct.tau_heads_mean);
+  auto j = to_json(*tau);
+  EXPECT_EQ(j.at("tau_heads").size(), 3u);
+  // The hook must not touch autograd state.
+  EXPECT_FALSE(params["albert.embeddings.position_embeddings.weight"].grad().defined());
+  // Larger n than the table: clipped to the table.
+  EXPECT_NO_THROW(model_position_invariance(*model, 3, 1000));
+  c.position.absolute = false;
+  c.position.relative = tisa::config::RelativeScheme::kTisa;
+  tisa::model::AlbertForPreTraining tisa_only(c);
+  EXPECT_FALSE(model_position_invariance(*tisa_only, 3, 16).has_value());
 }
