@@ -7,6 +7,8 @@
 int main(int argc, char** argv) {
   return tisa::cli::run_cli_main("tisa-train", "tisa-train model tools", argc, argv, [](CLI::App& app) {
     tisa::cli::add_version_command(app);
+    tisa::cli::add_analyze_command(app);
+    tisa::cli::add_plot_command(app);
     tisa::cli::add_model_command(app);
   });
 }

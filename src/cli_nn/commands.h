@@ -7,5 +7,7 @@ class App;
 
 namespace tisa::cli {
 void add_version_command(CLI::App& app);  // version_command.cpp
+void add_analyze_command(CLI::App& app);  // analyze_command.cpp
+void add_plot_command(CLI::App& app);     // plot_command.cpp
 void add_model_command(CLI::App& app);    // model_command.cpp
 }  // namespace tisa::cli
