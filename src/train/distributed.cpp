@@ -480,6 +480,14 @@ void GradientReducer::reduce() {
 int64_t GradientReducer::num_buckets() const { return static_cast<int64_t>(state_->buckets.size()); }
 int64_t GradientReducer::buckets_launched_early() const { return state_->launched_early; }
 
+c10::Device rank_device(const c10::Device& configured) {
+  if (!configured.is_cuda()) return configured;
+  const DistEnv env = DistEnv::from_environment();
+  if (!env.distributed()) return configured;
+  const int64_t n = std::max<int64_t>(1, static_cast<int64_t>(torch::cuda::device_count()));
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank % n));
+}
+
 // ---------------------------------------------------------------------------- global batch
 
 int64_t accumulation_for_world(int64_t global_batch, int64_t batch_size, int64_t accumulation, int world_size) {

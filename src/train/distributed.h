@@ -98,7 +98,9 @@ class Distributed {
 // When armed for the last micro-batch, gradient hooks on the parameters copy each finished
 // gradient into its bucket and launch the bucket's all-reduce while the backward pass continues;
 // reduce() then only waits and writes the averages back into .grad(). Buckets are launched in a
-// fixed order on every rank. A parameter without a gradient on some rank counts as zero there
+// fixed order on every rank (reverse registration order, about the order backward finishes
+// them); a bucket holding a parameter that gets no gradient in this backward is launched by
+// reduce(), and so are the buckets after it. Such a parameter counts as zero on that rank
 // and receives the average (so all ranks apply the same update). With one process reduce() is a
 // no-op. Parameters sharing storage (tied weights) are handled once.
 class GradientReducer {
@@ -126,6 +128,10 @@ class GradientReducer {
   Distributed& dist_;
   std::shared_ptr<State> state_;
 };
+
+// The device of this rank: cuda:(LOCAL_RANK mod visible devices) when `configured` is CUDA and
+// the process is one of several, else `configured`.
+c10::Device rank_device(const c10::Device& configured);
 
 // Micro-batches per update for this world size: global batch = batch_size × accumulation ×
 // world_size. `global_batch` (> 0) fixes it directly; otherwise the configured accumulation is

@@ -159,9 +159,11 @@ struct TinyNet : torch::nn::Module {
   torch::nn::Linear hidden{nullptr}, unused{nullptr};
   torch::Tensor out_bias;
   TinyNet() {
+    // Registered first, so that it lands in the last bucket: a bucket holding an unused parameter
+    // is only launched by reduce(), and buckets launch in order.
+    unused = register_module("unused", torch::nn::Linear(6, 3));
     emb = register_module("emb", torch::nn::Embedding(11, 6));
     hidden = register_module("hidden", torch::nn::Linear(6, 6));
-    unused = register_module("unused", torch::nn::Linear(6, 3));
     out_bias = register_parameter("out_bias", torch::zeros({11}));
   }
   torch::Tensor loss(const torch::Tensor& x, const torch::Tensor& y) {  // x [B, T], y [B]
@@ -226,7 +228,9 @@ void worker_collectives(Distributed& dist) {
   auto mine_x = x.narrow(0, 4 * r, 4), mine_y = y.narrow(0, 4 * r, 4);
   for (int64_t bucket_bytes : {int64_t{64}, GradientReducer::kDefaultBucketBytes}) {
     GradientReducer reducer(dist, all_params(net), bucket_bytes);
-    if (bucket_bytes == 64) EXPECT_GT(reducer.num_buckets(), 3);
+    if (bucket_bytes == 64) {
+      EXPECT_GT(reducer.num_buckets(), 3);
+    }
     // Plain: one backward, then reduce.
     net.zero_grad();
     net.loss(mine_x, mine_y).backward();
@@ -239,7 +243,9 @@ void worker_collectives(Distributed& dist) {
         reducer.arm(m == 1);
         (net.loss(mine_x.narrow(0, 2 * m, 2), mine_y.narrow(0, 2 * m, 2)) * 0.5).backward();
       }
-      if (bucket_bytes == 64) EXPECT_GT(reducer.buckets_launched_early(), 0);
+      if (bucket_bytes == 64) {
+        EXPECT_GT(reducer.buckets_launched_early(), 0);
+      }
       reducer.reduce();
       expect_grads_near(grads_of(net), want, 1e-6);
     }
