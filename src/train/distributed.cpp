@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <thread>
 #include <unordered_set>
 
 #ifdef USE_C10D_GLOO
@@ -138,6 +139,7 @@ struct Distributed::Impl {
   c10::intrusive_ptr<BackendBase> pg;
   std::string backend = "none";
   c10::Device comm_device = c10::Device(c10::kCPU);  // where collectives' tensors must live
+  int64_t main_first_count = 0;                       // keys of main_first(), same sequence on all ranks
 
   c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors, c10d::ReduceOp op) {
     c10d::AllreduceOptions opts;
@@ -304,6 +306,38 @@ void Distributed::barrier() {
   // An all-reduce of one number: the same on every backend and version (c10d's barrier() needs
   // device hints on NCCL).
   if (enabled()) all_reduce_sum(1.0);
+}
+
+void Distributed::main_first(const std::function<void()>& fn, const std::string& what) {
+  if (!enabled()) {
+    fn();
+    return;
+  }
+  const std::string key = "tisa/main_first/" + std::to_string(impl_->main_first_count++);
+  if (is_main()) {
+    try {
+      fn();
+    } catch (...) {
+      try {
+        impl_->store->set(key, std::vector<uint8_t>{'e'});
+      } catch (const std::exception&) {
+      }
+      throw;
+    }
+    impl_->store->set(key, std::vector<uint8_t>{'o'});
+    return;
+  }
+  spdlog::info("[dist] rank {} waits for rank 0: {}", env_.rank, what);
+  std::vector<uint8_t> value;
+  try {
+    while (!impl_->store->check({key})) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    value = impl_->store->get(key);
+  } catch (const std::exception& e) {
+    throw Error("[dist] rank " + std::to_string(env_.rank) + ": lost rank 0 while it was busy with " + what + ": " +
+                e.what());
+  }
+  if (value.empty() || value[0] != 'o')
+    throw Error("[dist] rank " + std::to_string(env_.rank) + ": rank 0 failed at " + what + " (see its log)");
 }
 
 void Distributed::check_replicas_equal(const std::vector<at::Tensor>& tensors, double tolerance) {

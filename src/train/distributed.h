@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +79,11 @@ class Distributed {
   void all_reduce_sum_(at::Tensor& tensor);
   // Waits until every rank has arrived.
   void barrier();
+  // Rank 0 runs `fn` (e.g. preparing data into a shared folder) while the others wait for it
+  // without a time limit as long as rank 0 is alive (polling the rendezvous store, so work
+  // longer than the collective timeout is fine); when rank 0 fails or exits, the others throw.
+  // A single process just runs `fn`.
+  void main_first(const std::function<void()>& fn, const std::string& what);
   // Throws tisa::Error when `tensors` differ between ranks by more than `tolerance` (max abs);
   // a debugging check that data parallelism kept the replicas in step.
   void check_replicas_equal(const std::vector<at::Tensor>& tensors, double tolerance = 0.0);

@@ -4,7 +4,9 @@
 //     overlapped with backward, with gradient accumulation, tied and unused parameters) equal to
 //     the gradient of the full batch computed in one process;
 //   - a rank that exits makes the other fail with a [dist] error well within the timeout;
-//   - a rank that hangs makes the other fail once TISA_DIST_TIMEOUT has passed.
+//   - a rank that hangs makes the other fail once TISA_DIST_TIMEOUT has passed;
+//   - main_first: rank 0 may work longer than the timeout while the others wait; its failure
+//     reaches them.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -82,6 +84,7 @@ Child spawn_rank(int rank, int world, int port, const std::string& mode, const s
   env_strings.push_back("MASTER_PORT=" + std::to_string(port));
   env_strings.push_back("TISA_DIST_TIMEOUT=" + timeout_s);
   env_strings.push_back("TISA_DIST_TEST_MODE=" + mode);
+  env_strings.push_back("TISA_DIST_TEST_DIR=" + log.substr(0, log.rfind('/')));
   env_strings.push_back("OMP_NUM_THREADS=1");
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
@@ -272,6 +275,28 @@ TEST(DistWorker, Run) {
   EXPECT_EQ(dist->backend_name(), "gloo");
   if (m == "collectives") {
     worker_collectives(*dist);
+  } else if (m == "main_first") {
+    // Rank 0 works longer than the 2 s collective timeout; the other waits, then sees its file.
+    const std::string flag = std::string(std::getenv("TISA_DIST_TEST_DIR")) + "/prepared";
+    dist->main_first(
+        [&] {
+          std::this_thread::sleep_for(std::chrono::seconds(4));
+          std::ofstream(flag) << "ok";
+        },
+        "preparing");
+    EXPECT_TRUE(test::file_exists(flag));
+    EXPECT_DOUBLE_EQ(dist->all_reduce_sum(1.0), 2.0);
+    // A failure on rank 0 is reported on the others.
+    bool threw = false;
+    try {
+      dist->main_first([] { throw Error("no data"); }, "preparing again");
+    } catch (const Error& e) {
+      threw = true;
+      if (dist->rank() == 1) {
+        EXPECT_NE(std::string(e.what()).find("rank 0 failed at preparing again"), std::string::npos);
+      }
+    }
+    EXPECT_TRUE(threw);
   } else if (m == "die" || m == "hang") {
     dist->barrier();
     if (dist->rank() == 1) {
@@ -337,6 +362,11 @@ TEST(Distributed, EnvironmentIsValidated) {
 
 TEST(Distributed, TwoRanksAgreeWithOneProcess) {
   auto children = run_world(2, "collectives", "20", 90);
+  for (const auto& c : children) EXPECT_EQ(c.status, 0) << read_log(c);
+}
+
+TEST(Distributed, MainFirstOutlastsTheTimeout) {
+  auto children = run_world(2, "main_first", "2", 60);
   for (const auto& c : children) EXPECT_EQ(c.status, 0) << read_log(c);
 }
 
