@@ -229,6 +229,19 @@ std::unique_ptr<Distributed> Distributed::from_environment(const c10::Device& de
 
 std::string Distributed::backend_name() const { return impl_->backend; }
 
+Distributed& process_group(const c10::Device& device) {
+  // Never destroyed: tearing Gloo down during static destruction, after LibTorch's own statics,
+  // is unsafe; the operating system closes the sockets at exit.
+  static Distributed* group = nullptr;
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!group) {
+    group = Distributed::from_environment(device).release();
+    if (!group->is_main()) spdlog::set_level(spdlog::level::warn);
+  }
+  return *group;
+}
+
 namespace {
 
 // Groups tensor indices into runs of equal dtype/device of at most `bytes` each (a tensor larger

@@ -97,6 +97,11 @@ class Distributed {
   std::unique_ptr<Impl> impl_;
 };
 
+// The process group of this process for code that runs several trainings in one process (GLUE
+// tasks and seeds): joined on first use from the environment with `device` (later calls return
+// the same group); a single-process group when WORLD_SIZE is unset. Ranks > 0 log warnings only.
+Distributed& process_group(const c10::Device& device);
+
 // Averages the gradients of `parameters` over the ranks in flattened buckets of about
 // `bucket_bytes`. Two ways to use it, for one update of one or more micro-batches:
 //   plain:    backward(s) ...; reducer.reduce();
