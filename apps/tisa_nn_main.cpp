@@ -10,5 +10,6 @@ int main(int argc, char** argv) {
     tisa::cli::add_analyze_command(app);
     tisa::cli::add_plot_command(app);
     tisa::cli::add_model_command(app);
+    tisa::cli::add_pretrain_command(app);
   });
 }

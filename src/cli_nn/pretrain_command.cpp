@@ -1,0 +1,93 @@
+// `tisa-train pretrain`: ALBERT MLM + SOP pretraining from a YAML config (SPEC §5).
+//
+//   tisa-train pretrain --config configs/pretrain/tiny.yaml [--set key=value]... [--run-dir DIR]
+//   tisa-train pretrain --run-dir runs/tiny-20240101-120000 --resume      (after Ctrl-C / a crash)
+//   tisa-train pretrain --config configs/pretrain/small.yaml --init some/hf_dir
+//
+// The run directory defaults to runs/<config name>-<timestamp>. With --resume and no --run-dir,
+// the newest runs/<config name>-* folder is continued; with --resume and no --config, the run's
+// own config.yaml is used. Exit code 130 after SIGINT/SIGTERM (a checkpoint was saved).
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+
+#include "cli_nn/commands.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "config/config_loader.h"
+#include "train/pretrainer.h"
+
+namespace tisa::cli {
+namespace {
+namespace stdfs = std::filesystem;
+
+struct PretrainArgs {
+  std::string config_path, run_dir, init_dir;
+  std::vector<std::string> overrides;
+  bool resume = false;
+};
+
+std::string timestamp() {
+  std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return buf;
+}
+
+// Newest runs/<name>-* folder (by name: timestamps sort), or "" when none exists.
+std::string newest_run_of(const std::string& name) {
+  std::string best;
+  if (!fs::exists("runs")) return best;
+  for (const auto& e : stdfs::directory_iterator("runs")) {
+    const auto folder = e.path().filename().string();
+    if (e.is_directory() && folder.rfind(name + "-", 0) == 0 && e.path().string() > best) best = e.path().string();
+  }
+  return best;
+}
+
+void run_pretrain(const PretrainArgs& a) {
+  if (a.config_path.empty() && !(a.resume && !a.run_dir.empty()))
+    throw Error("pretrain: --config is required (it may be omitted only with --resume --run-dir DIR)");
+  const std::string name = a.config_path.empty() ? "" : stdfs::path(a.config_path).stem().string();
+  std::string run_dir = a.run_dir;
+  // [dist] ranks would pick different timestamps (or race for the newest folder): one explicit folder.
+  const char* world = std::getenv("WORLD_SIZE");
+  if (run_dir.empty() && world && std::atoi(world) > 1)
+    throw Error("pretrain: with several processes (WORLD_SIZE=" + std::string(world) +
+                ") pass --run-dir so that all ranks share one run directory");
+  if (run_dir.empty()) {
+    run_dir = a.resume ? newest_run_of(name) : "runs/" + name + "-" + timestamp();
+    if (run_dir.empty()) throw Error("--resume: no runs/" + name + "-* folder found; pass --run-dir");
+  }
+  const std::string config_path = a.config_path.empty() ? run_dir + "/config.yaml" : a.config_path;
+  config::Config cfg = config::load_config(config_path, a.overrides);
+  train::PretrainRunOptions options;
+  options.run_dir = run_dir;
+  options.resume = a.resume;
+  options.init_dir = a.init_dir;
+  auto result = train::run_pretraining(cfg, options);
+  if (result.exit_code != kExitOk) {
+    spdlog::default_logger()->flush();
+    std::exit(result.exit_code);  // kExitInterrupted: a checkpoint was saved (message logged)
+  }
+}
+
+}  // namespace
+
+void add_pretrain_command(CLI::App& app) {
+  auto args = std::make_shared<PretrainArgs>();
+  auto* cmd = app.add_subcommand("pretrain", "pretrain ALBERT with MLM + SOP from a YAML config");
+  cmd->add_option("--config", args->config_path, "YAML config, e.g. configs/pretrain/tiny.yaml");
+  cmd->add_option("--set", args->overrides, "override a config key, e.g. --set model.position.relative=tisa (repeatable)");
+  cmd->add_option("--run-dir", args->run_dir, "run directory (default runs/<config name>-<timestamp>)");
+  cmd->add_flag("--resume", args->resume, "continue from the newest valid checkpoint of the run directory");
+  cmd->add_option("--init", args->init_dir, "start from the weights of this Hugging Face model directory");
+  cmd->callback([args] { run_pretrain(*args); });
+}
+
+}  // namespace tisa::cli

@@ -1,0 +1,27 @@
+// "The architecture lives in the checkpoint" (STYLE §8): when a run resumes from a training
+// checkpoint or starts from --init, the checkpoint's config.json decides the model's shape. A
+// config or --set value that differs from it is an error naming the key, never silently ignored.
+// Only training-time knobs (dropouts, initialisation ranges) may differ; the config's values are
+// used for those.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+namespace tisa::train {
+
+// Every ModelConfig field as "model.<key path>" = printed value, in visit() order.
+std::vector<std::pair<std::string, std::string>> flatten_model_config(const config::ModelConfig& model);
+
+// True for keys that may differ between a checkpoint and the run's config (dropouts, init ranges).
+bool is_training_time_model_key(const std::string& key);
+
+// Returns the model config to use: `checkpoint` with the training-time keys of `requested`.
+// Throws tisa::Error listing every architecture key whose value differs, e.g.
+//   "model.hidden_size: the checkpoint runs/x/checkpoints/step-000100 has 256, the config says 512"
+// followed by a hint on what to do.
+config::ModelConfig reconcile_model_config(const config::ModelConfig& checkpoint, const config::ModelConfig& requested,
+                                           const std::string& checkpoint_source);
+
+}  // namespace tisa::train

@@ -1,0 +1,91 @@
+// One pretraining update (SPEC §5, §7), reusable by the trainer and `tisa-train bench`:
+// forward + backward over the micro-batches of one update (gradient accumulation), MLM loss over
+// the masked positions only + SOP loss, global-norm clipping, a NaN/Inf check that skips the
+// update, and the optimiser step with the schedule's learning rate. Also the evaluation pass
+// (MLM / SOP loss and accuracy on held-out batches).
+#pragma once
+#include <torch/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "config/config.h"
+#include "data/pretrain_loader.h"
+#include "model/albert.h"
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+
+namespace tisa::train {
+
+class GradientReducer;  // train/distributed.h
+
+// A batch as tensors on the training device.
+struct DeviceBatch {
+  torch::Tensor input_ids;         // [B, L] int64
+  torch::Tensor token_type_ids;    // [B, L] int64
+  torch::Tensor attention_mask;    // [B, L] int64
+  torch::Tensor masked_positions;  // [M] int64, flat b·L + t
+  torch::Tensor masked_labels;     // [M] int64
+  torch::Tensor sop_labels;        // [B] int64
+  int64_t num_tokens = 0;          // non-padding tokens
+};
+DeviceBatch to_device(const data::PretrainBatch& batch, const torch::Device& device);
+
+// Losses of one forward (0-dim float tensors, not yet synced to the host) and correct counts.
+struct PretrainLosses {
+  torch::Tensor total;        // mlm + sop
+  torch::Tensor mlm;          // mean cross-entropy over the masked positions
+  torch::Tensor sop;          // mean cross-entropy of the sentence-order head
+  torch::Tensor mlm_correct;  // number of masked positions predicted right (int64, 0-dim)
+  torch::Tensor sop_correct;  // number of examples whose order was predicted right
+};
+PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const DeviceBatch& batch);
+
+// What one update did; values are host numbers (one sync per update).
+struct StepResult {
+  bool applied = false;   // false: NaN/Inf loss or gradient norm, the update was skipped
+  double loss = 0, mlm_loss = 0, sop_loss = 0;  // means over the micro-batches
+  double grad_norm = 0;   // global norm before clipping
+  double lr = 0;          // learning rate of this update
+  int64_t tokens = 0;     // non-padding tokens of all micro-batches
+};
+
+class PretrainStep {
+ public:
+  PretrainStep(model::AlbertForPreTraining model, optim::Optimizer& optimizer, const optim::LrSchedule& schedule,
+               double clip_norm, torch::Device device, config::Precision precision);
+
+  // One update from `micro_batches` (one or more; each loss is divided by their number so the
+  // gradient is that of the mean). `updates_done` = updates made so far (the schedule's t).
+  StepResult operator()(const std::vector<data::PretrainBatch>& micro_batches, int64_t updates_done);
+
+  // Debugging / tests: called with each micro-batch's loss before backward; may replace it
+  // (e.g. multiply by NaN to exercise the bad-step path).
+  std::function<void(int64_t updates_done, torch::Tensor& loss)> loss_hook;
+
+  // [dist] data parallelism: when set, gradients are averaged over the ranks (overlapped with the
+  // last micro-batch's backward) before clipping and the optimiser step.
+  GradientReducer* reducer = nullptr;
+
+ private:
+  model::AlbertForPreTraining model_;
+  optim::Optimizer& optimizer_;
+  const optim::LrSchedule& schedule_;
+  double clip_norm_;
+  torch::Device device_;
+  config::Precision precision_;
+};
+
+struct EvalResult {
+  double mlm_loss = 0, mlm_accuracy = 0, sop_loss = 0, sop_accuracy = 0;
+  int64_t examples = 0, predictions = 0, batches = 0;
+};
+
+// Evaluates on the batches of `loader` (not looping) until it is exhausted or `max_batches` (> 0)
+// were read. Losses are averaged per masked position (MLM) and per example (SOP) over all
+// batches. Runs in eval mode without gradients and restores the previous mode.
+EvalResult evaluate(model::AlbertForPreTraining& model, data::PretrainBatchLoader& loader, int64_t max_batches,
+                    const torch::Device& device, config::Precision precision);
+
+}  // namespace tisa::train

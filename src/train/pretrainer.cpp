@@ -1,0 +1,417 @@
+// The pretraining run; see pretrainer.h. The loop is run_loop(); everything it calls is a named
+// function below it (STYLE §9).
+#include "train/pretrainer.h"
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+
+#include "common/fs.h"
+#include "common/logging.h"
+#include "common/metrics_writer.h"
+#include "common/progress.h"
+#include "config/config_loader.h"
+#include "data/pretrain_dataset.h"
+#include "data/pretrain_examples.h"
+#include "model/hf_checkpoint.h"
+#include "model/tensor_io.h"
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+#include "train/architecture_check.h"
+#include "train/checkpoint.h"
+#include "train/data_parallel.h"
+#include "train/distributed.h"
+#include "train/interrupt.h"
+#include "train/runtime_info.h"
+#include "train/training_state.h"
+
+namespace tisa::train {
+namespace stdfs = std::filesystem;
+namespace {
+
+// Adds <run>/train.log to the default logger for the lifetime of the run (removed again so that
+// several runs in one process, e.g. tests, do not write into each other's logs).
+class RunLogFile {
+ public:
+  explicit RunLogFile(const std::string& path) {
+    logging::add_file_sink(path);
+    sink_ = spdlog::default_logger()->sinks().back();
+  }
+  ~RunLogFile() {
+    auto& sinks = spdlog::default_logger()->sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
+  }
+
+ private:
+  spdlog::sink_ptr sink_;
+};
+
+// Installs the signal handlers for the run's lifetime.
+class SignalScope {
+ public:
+  explicit SignalScope(bool on) : on_(on) {
+    clear_interrupt();
+    if (on_) install_interrupt_handlers();
+  }
+  ~SignalScope() {
+    if (on_) remove_interrupt_handlers();
+  }
+
+ private:
+  bool on_;
+};
+
+torch::Device training_device(const config::TrainingConfig& t) {
+  if (t.device == config::Device::kCpu) return torch::kCPU;
+  if (!torch::cuda::is_available())
+    throw Error("training.device: cuda was requested but LibTorch sees no CUDA device "
+                "(this build: " + runtime_info().torch_version + "); use --set training.device=cpu");
+  return torch::Device(torch::kCUDA, 0);
+}
+
+// Loads HF-layout weights (model.safetensors + config.json of `dir`) into `model` in place.
+void load_weights(model::AlbertForPreTraining& model, const std::string& dir) {
+  auto hf = model::read_hf_config(dir);
+  const std::string file = dir + "/model.safetensors";
+  auto tensors = model::from_hf_tensors(model::load_tensor_file(file).tensors, hf, file);
+  torch::NoGradGuard no_grad;
+  model::load_state_dict(*model, tensors, file);
+}
+
+// Everything a run holds; built once by set_up(), used by the loop and the helpers.
+struct Run {
+  Run(const config::Config& c, const PretrainRunOptions& o) : cfg(c), opt(o) {}
+  const config::Config& cfg;
+  const PretrainRunOptions& opt;
+  config::ModelConfig model_cfg;
+  torch::Device device = torch::kCPU;
+  std::string run_dir, dataset_dir;
+  std::unique_ptr<CheckpointStore> checkpoints;
+  std::shared_ptr<const data::PretrainDataset> dataset;
+  std::shared_ptr<const data::ExampleBuilder> train_examples, valid_examples;
+  std::unique_ptr<data::PretrainBatchLoader> loader;
+  model::AlbertForPreTraining model{nullptr};
+  std::unique_ptr<optim::Optimizer> optimizer;
+  std::unique_ptr<optim::LrSchedule> schedule;
+  std::unique_ptr<PretrainStep> step_fn;
+  std::unique_ptr<MetricsWriter> metrics;
+  // [dist] data parallelism (train/distributed.h): set by run_pretraining; a single process when
+  // WORLD_SIZE is unset. Only rank 0 (dist->is_main()) writes logs, metrics and checkpoints.
+  Distributed* dist = nullptr;
+  std::unique_ptr<GradientReducer> reducer;
+  int64_t accumulation = 1;  // micro-batches per update (data_parallel.h: global batch rule)
+  TrainingState state;
+  int64_t last_eval_step = -1;
+  PretrainRunResult result;
+  // Running sums between two log lines.
+  double log_loss = 0, log_mlm = 0, log_sop = 0;
+  int64_t log_steps = 0, log_tokens = 0;
+  std::chrono::steady_clock::time_point log_start = std::chrono::steady_clock::now();
+};
+
+void set_up(Run& run);
+std::vector<data::PretrainBatch> next_micro_batches(Run& run);
+void handle_bad_step(Run& run, const StepResult& r);
+void log_step(Run& run, const StepResult& r);
+void run_evaluation(Run& run);
+void save_checkpoint(Run& run);
+void write_final_model(Run& run);
+bool due(int64_t step, int64_t interval, int64_t last) { return step == last || (interval > 0 && step % interval == 0); }
+
+// The training loop (STYLE §9). Returns false when interrupted.
+bool run_loop(Run& run) {
+  const auto& t = run.cfg.training;
+  Progress progress("[train]", t.steps, "tok", ::isatty(STDERR_FILENO) ? t.log_interval : t.steps + 1);
+  for (int64_t step = run.state.step; step < t.steps;) {
+    std::vector<data::PretrainBatch> micro = next_micro_batches(run);  // `accumulation` batches [B, L]
+    StepResult r = (*run.step_fn)(micro, step);                         // fwd + bwd + clip + update
+    const bool interrupted = reduce_step_result(*run.dist, r, interrupt_requested());  // [dist] mean over ranks
+    run.state.step = ++step;
+    run.state.data_position = run.loader->position().to_json();
+    handle_bad_step(run, r);                                            // skip NaN/Inf, stop after too many
+    log_step(run, r);
+    if (run.opt.show_progress && run.dist->is_main()) progress.update(step, static_cast<double>(r.tokens), {{"loss", r.loss}, {"lr", r.lr}});
+    if (due(step, t.eval_interval, t.steps)) run_evaluation(run);
+    const bool stop = interrupted || step == run.opt.stop_after_step;
+    if (due(step, t.checkpoint_interval, t.steps) || stop) save_checkpoint(run);
+    if (stop && step < t.steps) {
+      progress.finish();
+      return false;
+    }
+  }
+  progress.finish();
+  return true;
+}
+
+}  // namespace
+
+PretrainRunResult run_pretraining(const config::Config& cfg, const PretrainRunOptions& options) {
+  if (options.run_dir.empty()) throw Error("pretraining needs a run directory");
+  fs::create_directories(options.run_dir);
+  // [dist] join the process group of RANK/WORLD_SIZE/MASTER_* (none: a single process).
+  auto dist = Distributed::from_environment(rank_device(training_device(cfg.training)));
+  std::optional<RunLogFile> log_file;
+  if (dist->is_main()) log_file.emplace(options.run_dir + "/train.log");
+  else spdlog::set_level(spdlog::level::warn);  // other ranks: warnings and errors only
+  SignalScope signals(options.handle_signals);
+  Run run(cfg, options);
+  run.run_dir = options.run_dir;
+  run.dist = dist.get();
+  set_up(run);
+  const bool finished = run_loop(run);
+  run.result.step = run.state.step;
+  if (!finished) {
+    spdlog::warn("[train] interrupted after step {}: checkpoint {} saved. Resume with:\n  tisa-train pretrain "
+                 "--run-dir {} --resume",
+                 run.state.step, run.result.last_checkpoint, run.run_dir);
+    run.result.exit_code = kExitInterrupted;
+    return run.result;
+  }
+  if (run.last_eval_step != run.state.step) run_evaluation(run);  // e.g. resumed at the last step
+  if (run.result.last_checkpoint.empty() ||
+      stdfs::path(run.result.last_checkpoint).filename() != CheckpointStore::folder_name(run.state.step))
+    save_checkpoint(run);
+  write_final_model(run);
+  return run.result;
+}
+
+namespace {
+
+void set_up(Run& run) {
+  const auto& cfg = run.cfg;
+  const auto& t = cfg.training;
+  warn_about_slow_runtime();
+  if (t.threads > 0) torch::set_num_threads(static_cast<int>(t.threads));
+  at::globalContext().setDeterministicAlgorithms(t.deterministic, /*warn_only=*/true);
+  run.device = rank_device(training_device(t));  // [dist] cuda:LOCAL_RANK
+  run.checkpoints = std::make_unique<CheckpointStore>(run.run_dir + "/checkpoints");
+
+  // Where the weights come from decides the architecture (STYLE §8).
+  std::string resume_from;
+  run.model_cfg = cfg.model;
+  if (run.opt.resume) {
+    auto latest = run.checkpoints->latest_valid();
+    if (!latest)
+      throw Error("--resume: no valid checkpoint in " + run.checkpoints->dir() +
+                  " (hint: start without --resume, or pass the --run-dir of the run to continue)");
+    resume_from = latest->path;
+    run.model_cfg = reconcile_model_config(model::read_hf_config(resume_from).model, cfg.model, resume_from);
+  } else if (!run.opt.init_dir.empty()) {
+    run.model_cfg = reconcile_model_config(model::read_hf_config(run.opt.init_dir).model, cfg.model, run.opt.init_dir);
+  }
+  config::Config resolved = cfg;
+  resolved.model = run.model_cfg;
+  // Absolute, so that the run's config.yaml still finds the data when loaded from the run folder.
+  if (!resolved.data.dataset.empty()) resolved.data.dataset = stdfs::absolute(cfg.data.dataset).lexically_normal().string();
+  if (run.dist->is_main()) config::write_resolved_config(resolved, run.run_dir + "/config.yaml");
+  run.metrics = run.dist->is_main() ? std::make_unique<MetricsWriter>(run.run_dir + "/metrics.jsonl")
+                                    : std::make_unique<MetricsWriter>();  // [dist] disabled on ranks > 0
+
+  // Data (SPEC §5): the dataset must fit the model's vocabulary and positions.
+  if (cfg.data.dataset.empty()) throw Error("data.dataset: no dataset folder given (hint: run `tisa-train prepare pretrain` and set data.dataset)");
+  run.dataset_dir = cfg.data.dataset;
+  run.dataset = std::make_shared<const data::PretrainDataset>(cfg.data.dataset);
+  const auto& tok = run.dataset->header().tokenizer;
+  if (tok.vocab_size > run.model_cfg.vocab_size)
+    throw Error("model.vocab_size is " + std::to_string(run.model_cfg.vocab_size) + " but the dataset " +
+                cfg.data.dataset + " was tokenised with " + std::to_string(tok.vocab_size) +
+                " ids (hint: --set model.vocab_size=" + std::to_string(tok.vocab_size) + ")");
+  auto examples = data::ExampleOptions::from_config(cfg.data, static_cast<uint64_t>(t.seed));
+  run.train_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "train", examples);
+  run.valid_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "valid", examples);
+
+  // Model, optimiser, schedule. Weights are initialised from the seed, then overwritten by
+  // --init or the checkpoint; the generator state is restored afterwards.
+  torch::manual_seed(static_cast<uint64_t>(t.seed));
+  run.model = model::AlbertForPreTraining(run.model_cfg);
+  run.model->to(run.device);
+  if (!resume_from.empty()) load_weights(run.model, resume_from);
+  else if (!run.opt.init_dir.empty()) load_weights(run.model, run.opt.init_dir);
+  optim::NamedParams params;
+  for (const auto& p : run.model->named_parameters(true)) params.emplace_back(p.key(), p.value());
+  run.optimizer = optim::make_optimizer(cfg.optimizer, std::move(params));
+  run.schedule = std::make_unique<optim::LrSchedule>(cfg.schedule, cfg.optimizer.lr, t.steps);
+  run.step_fn = std::make_unique<PretrainStep>(run.model, *run.optimizer, *run.schedule, cfg.optimizer.clip_norm,
+                                               run.device, t.precision);
+  run.step_fn->loss_hook = run.opt.loss_hook;
+  // [dist] every rank starts from rank 0's weights; gradients are averaged in buckets.
+  if (run.dist->enabled()) {
+    std::vector<at::Tensor> state_tensors;
+    for (const auto& p : run.model->parameters()) state_tensors.push_back(p);
+    for (const auto& b : run.model->buffers()) state_tensors.push_back(b);
+    run.dist->broadcast_tensors(state_tensors);
+    run.reducer = std::make_unique<GradientReducer>(*run.dist, run.model->parameters());
+    run.step_fn->reducer = run.reducer.get();
+  }
+
+  data::DataPosition start;
+  if (!resume_from.empty()) {
+    run.optimizer->load_state_dict(model::load_tensor_file(resume_from + "/" + kOptimizerFile).tensors);
+    run.state = load_training_state(resume_from + "/" + kTrainingStateFile);
+    restore_rng(run.state, run.device.is_cuda());
+    start = data::DataPosition::from_json(run.state.data_position);
+    run.result.last_checkpoint = resume_from;
+    if (run.state.last_eval_mlm_loss) run.last_eval_step = run.state.step;
+    spdlog::info("[train] resuming {} at step {} (data epoch {} index {})", resume_from, run.state.step, start.epoch,
+                 start.index);
+  }
+  data::LoaderOptions lo;
+  lo.batch_size = t.batch_size;
+  lo.workers = cfg.data.workers;
+  lo.prefetch_batches = cfg.data.prefetch_batches;
+  lo.rank = run.dist->rank();  // [dist] this rank's shard
+  lo.world_size = run.dist->world_size();
+  run.accumulation = resolve_accumulation(t, run.dist->world_size(), resume_from);
+  run.loader = std::make_unique<data::PretrainBatchLoader>(run.train_examples, lo, start);
+
+  int64_t n_params = 0;
+  for (const auto& p : run.model->parameters()) n_params += p.numel();
+  if (run.dist->enabled())
+    spdlog::info("[dist] {} processes ({}), global batch {} = {} per process x {} accumulation x {}",
+                 run.dist->world_size(), run.dist->backend_name(), t.batch_size * run.accumulation * run.dist->world_size(),
+                 t.batch_size, run.accumulation, run.dist->world_size());
+  spdlog::info("[train] run {}: {} parameters ({} positional), {} on {}, {} {} steps of {}x{} examples, seq {}",
+               run.run_dir, n_params, model::positional_parameter_count(run.model_cfg), run.optimizer->kind(),
+               run.device.str(), t.precision == config::Precision::kBf16 ? "bf16" : "fp32", t.steps, t.batch_size,
+               run.accumulation, cfg.data.max_seq_length);
+}
+
+std::vector<data::PretrainBatch> next_micro_batches(Run& run) {
+  std::vector<data::PretrainBatch> micro(static_cast<size_t>(run.accumulation));
+  for (auto& b : micro)
+    if (!run.loader->next(b)) throw Error("[data] the training loader ran out of batches (empty train split?)");
+  return micro;
+}
+
+void handle_bad_step(Run& run, const StepResult& r) {
+  run.result.train_losses.push_back(r.applied ? r.loss : std::nan(""));
+  if (r.applied) {
+    run.state.consecutive_bad_steps = 0;
+    run.state.tokens_seen += r.tokens;
+    run.state.lr = r.lr;
+    return;
+  }
+  ++run.state.consecutive_bad_steps;
+  ++run.state.skipped_steps;
+  spdlog::warn("[train] step {}: loss {} / gradient norm {} is not finite; update skipped ({} in a row, limit {})",
+               run.state.step, r.loss, r.grad_norm, run.state.consecutive_bad_steps, run.cfg.training.max_bad_steps);
+  run.metrics->write("skipped", run.state.step, {{"loss", r.loss}, {"grad_norm", r.grad_norm}});
+  if (run.state.consecutive_bad_steps >= run.cfg.training.max_bad_steps)
+    throw Error("[train] stopping at step " + std::to_string(run.state.step) + ": the loss or gradient was NaN/Inf " +
+                std::to_string(run.state.consecutive_bad_steps) +
+                " updates in a row (training.max_bad_steps). The weights diverged or the data is broken; "
+                "last checkpoint: " + (run.result.last_checkpoint.empty() ? "none" : run.result.last_checkpoint) +
+                ". Hint: lower optimizer.lr, raise schedule.warmup_steps, or use precision fp32.");
+}
+
+void log_step(Run& run, const StepResult& r) {
+  if (r.applied) {
+    run.log_loss += r.loss, run.log_mlm += r.mlm_loss, run.log_sop += r.sop_loss;
+    ++run.log_steps;
+  }
+  run.log_tokens += r.tokens;
+  const int64_t step = run.state.step;
+  if (!due(step, run.cfg.training.log_interval, run.cfg.training.steps) || run.log_steps == 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - run.log_start).count();
+  const double n = static_cast<double>(run.log_steps), tok_s = seconds > 0 ? run.log_tokens / seconds : 0.0;
+  spdlog::info("[train] step {} loss {:.4f} mlm {:.4f} sop {:.4f} lr {:.3e} grad_norm {:.3f} tok/s {:.0f}", step,
+               run.log_loss / n, run.log_mlm / n, run.log_sop / n, r.lr, r.grad_norm, tok_s);
+  run.metrics->write("train", step, {{"loss", run.log_loss / n}, {"mlm_loss", run.log_mlm / n},
+                                     {"sop_loss", run.log_sop / n}, {"lr", r.lr}, {"grad_norm", r.grad_norm},
+                                     {"tokens_per_s", tok_s}, {"tokens_seen", run.state.tokens_seen}});
+  run.log_loss = run.log_mlm = run.log_sop = 0;
+  run.log_steps = run.log_tokens = 0;
+  run.log_start = now;
+}
+
+void run_evaluation(Run& run) {
+  const auto& t = run.cfg.training;
+  run.last_eval_step = run.state.step;
+  if (run.dataset->split("valid").num_documents() == 0) {
+    spdlog::warn("[eval] the dataset has no valid split: skipping evaluation");
+    return;
+  }
+  data::LoaderOptions lo;
+  lo.batch_size = t.batch_size;
+  lo.workers = 0;  // build in this thread: evaluation is short and must not compete with training workers
+  lo.loop = false;
+  lo.rank = run.dist->rank();  // [dist] ranks evaluate disjoint shards of the same slots, summed below
+  lo.world_size = run.dist->world_size();
+  data::PretrainBatchLoader loader(run.valid_examples, lo, data::DataPosition{});
+  // [dist] each rank reads ceil(eval_batches / world) batches of its shard: the same slots as one process.
+  const int64_t w = run.dist->world_size();
+  const int64_t batches = t.eval_batches > 0 ? (t.eval_batches + w - 1) / w : 0;
+  EvalResult e = reduce_eval_result(*run.dist, evaluate(run.model, loader, batches, run.device, t.precision));
+  run.state.last_eval_mlm_loss = e.mlm_loss;
+  run.result.last_eval = e;
+  spdlog::info("[eval] step {} mlm_loss {:.4f} mlm_acc {:.4f} sop_loss {:.4f} sop_acc {:.4f} ({} examples)",
+               run.state.step, e.mlm_loss, e.mlm_accuracy, e.sop_loss, e.sop_accuracy, e.examples);
+  run.metrics->write("eval", run.state.step, {{"mlm_loss", e.mlm_loss}, {"mlm_accuracy", e.mlm_accuracy},
+                                              {"sop_loss", e.sop_loss}, {"sop_accuracy", e.sop_accuracy},
+                                              {"examples", e.examples}, {"predictions", e.predictions}});
+}
+
+void save_checkpoint(Run& run) {
+  if (!run.dist->is_main()) return;  // [dist] rank 0 writes; the replicas are identical
+  auto& s = run.state;
+  if (run.last_eval_step != s.step) s.last_eval_mlm_loss.reset();
+  if (s.last_eval_mlm_loss && (!s.best_eval_mlm_loss || *s.last_eval_mlm_loss < *s.best_eval_mlm_loss)) {
+    s.best_eval_mlm_loss = s.last_eval_mlm_loss;
+    s.best_step = s.step;
+  }
+  capture_rng(s, run.device.is_cuda());
+  for (const auto& [name, type] : config::kScheduleTypeNames)
+    if (type == run.cfg.schedule.type) s.schedule = name;
+  run.result.last_checkpoint = run.checkpoints->save(s.step, [&](const std::string& dir) {
+    model::save_hf_model(dir, *run.model, run.model_cfg, model::kPretrainingArchitecture);
+    model::save_tensor_file(dir + "/" + kOptimizerFile, run.optimizer->state_dict(),
+                            {{"optimizer", run.optimizer->kind()}});
+    save_training_state(s, dir + "/" + kTrainingStateFile);
+    write_data_parallel_record(dir, {run.dist->world_size(), run.cfg.training.batch_size, run.accumulation});  // [dist]
+  });
+  run.checkpoints->prune(run.cfg.training.keep_checkpoints,
+                         s.best_step >= 0 ? std::optional<int64_t>(s.best_step) : std::nullopt);
+  spdlog::info("[checkpoint] step {} saved to {}", s.step, run.result.last_checkpoint);
+}
+
+void write_final_model(Run& run) {
+  if (!run.dist->is_main()) return;  // [dist]
+  const std::string dir = run.run_dir + "/final";
+  model::save_hf_model(dir, *run.model, run.model_cfg, model::kPretrainingArchitecture);
+  copy_dataset_tokenizer(run.dataset_dir, dir);
+  run.result.final_dir = dir;
+  spdlog::info("[train] done: {} steps, final model in {}", run.state.step, dir);
+}
+
+}  // namespace
+
+std::vector<std::string> copy_dataset_tokenizer(const std::string& dataset_dir, const std::string& dst_dir) {
+  fs::create_directories(dst_dir);
+  auto copied = model::copy_tokenizer_files(dataset_dir, dst_dir);
+  if (!copied.empty()) return copied;
+  // Not in the folder: follow the path `prepare pretrain` recorded (as given then: absolute, or
+  // relative to where it ran or to the dataset's parent folder).
+  const auto header = data::read_pretrain_header(dataset_dir);
+  const std::string recorded = header.created.value("tokenizer_path", "");
+  std::vector<std::string> candidates = {recorded};
+  if (!recorded.empty() && stdfs::path(recorded).is_relative())
+    candidates.push_back((stdfs::path(dataset_dir).parent_path() / recorded).string());
+  for (const auto& path : candidates) {
+    if (path.empty() || !fs::exists(path)) continue;
+    if (stdfs::is_directory(path)) return model::copy_tokenizer_files(path, dst_dir);
+    const std::string name = header.tokenizer.type == "wordpiece" ? "vocab.txt" : "spiece.model";
+    fs::write_file_atomic(dst_dir + "/" + name, fs::read_file(path));
+    return {name};
+  }
+  spdlog::warn("[train] the tokenizer of {} was not found (recorded path '{}'); copy it into {} by hand",
+               dataset_dir, recorded, dst_dir);
+  return {};
+}
+
+}  // namespace tisa::train

@@ -1,0 +1,56 @@
+// The pretraining run (SPEC §4, §5, §7): from a resolved Config and a run directory to a trained
+// HF model directory. Owns the run directory layout:
+//   <run>/config.yaml           the resolved config (rewritten on resume)
+//   <run>/train.log             everything logged to the console
+//   <run>/metrics.jsonl         "train" events every log_interval, "eval" events (metrics_writer.h)
+//   <run>/checkpoints/step-N/   model.safetensors + config.json, optimizer.safetensors,
+//                               training_state.json, manifest.json (train/checkpoint.h)
+//   <run>/final/                config.json, model.safetensors, the dataset's tokenizer file
+// The update itself is PretrainStep (pretrain_step.h); this file adds the data, evaluation,
+// checkpoints, resume, NaN policy and signals around it.
+#pragma once
+#include <torch/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "config/config.h"
+#include "train/pretrain_step.h"
+
+namespace tisa::train {
+
+struct PretrainRunOptions {
+  std::string run_dir;         // created when missing
+  bool resume = false;         // continue from the newest valid checkpoint in run_dir
+  std::string init_dir;        // start from the weights of this HF directory (ignored on resume)
+  bool handle_signals = true;  // install SIGINT/SIGTERM handlers for the run
+  bool show_progress = true;
+  // Tests and debugging: behave as if SIGINT arrived right after this update (-1 = never).
+  int64_t stop_after_step = -1;
+  // Tests and debugging: see PretrainStep::loss_hook.
+  std::function<void(int64_t updates_done, torch::Tensor& loss)> loss_hook;
+};
+
+struct PretrainRunResult {
+  int exit_code = kExitOk;         // kExitInterrupted after a signal (checkpoint saved)
+  int64_t step = 0;                // updates done when the run returned
+  std::string last_checkpoint;     // newest checkpoint written or resumed from
+  std::string final_dir;           // <run>/final, empty when interrupted
+  std::vector<double> train_losses;  // loss of every update of this process (NaN when skipped)
+  std::optional<EvalResult> last_eval;
+};
+
+// Runs (or resumes) pretraining. Throws tisa::Error on bad input, corrupt data, an architecture
+// mismatch on resume, or after training.max_bad_steps consecutive NaN/Inf losses.
+PretrainRunResult run_pretraining(const config::Config& cfg, const PretrainRunOptions& options);
+
+// Copies the tokenizer of a pretraining dataset into `dst_dir` (spiece.model or vocab.txt):
+// files found in the dataset folder itself, else the path recorded in header.json
+// (created.tokenizer_path). Returns the names copied (empty, with a warning, when none found).
+std::vector<std::string> copy_dataset_tokenizer(const std::string& dataset_dir, const std::string& dst_dir);
+
+}  // namespace tisa::train
