@@ -1,0 +1,45 @@
+// `tisa-train glue`: fine-tune and evaluate on one GLUE task or all of them (src/glue/glue_runner.h).
+#include <CLI/CLI.hpp>
+
+#include <sstream>
+
+#include "cli_nn/commands.h"
+#include "common/error.h"
+#include "glue/glue_runner.h"
+
+namespace tisa::cli {
+
+void add_glue_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("glue", "fine-tune and evaluate on GLUE tasks, write leaderboard files");
+  auto opt = std::make_shared<glue::GlueRunOptions>();
+  auto seeds = std::make_shared<std::string>();
+  cmd->add_option("--task", opt->task, "CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE, WNLI or all")->required();
+  cmd->add_option("--data-dir", opt->data_dir, "GLUE folder (one sub-folder per task, official TSV files)")
+      ->required();
+  cmd->add_option("--init", opt->init_dir,
+                  "model folder to start from (HF format: config.json + model.safetensors + tokenizer file)")
+      ->required();
+  cmd->add_option("--config", opt->config_path, "YAML config (default: configs/glue/<TASK>.yaml)");
+  cmd->add_option("--set", opt->overrides, "override a config key, e.g. --set glue.lr=2e-5 (repeatable)");
+  cmd->add_option("--run-dir", opt->run_dir, "output folder (default: runs/glue-<date>-<time>)");
+  cmd->add_option("--seeds", *seeds, "comma-separated seeds, e.g. 1,2,3 (default: training.seed)");
+  cmd->callback([opt, seeds] {
+    std::stringstream ss(*seeds);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (item.empty()) continue;
+      try {
+        size_t used = 0;
+        long long v = std::stoll(item, &used);
+        if (used != item.size()) throw std::invalid_argument(item);
+        opt->seeds.push_back(v);
+      } catch (const std::exception&) {
+        throw Error("--seeds: '" + item + "' is not an integer (expected e.g. --seeds 1,2,3)");
+      }
+    }
+    int rc = glue::run_glue_command(*opt);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace tisa::cli

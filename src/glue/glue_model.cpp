@@ -1,0 +1,137 @@
+// GLUE model adapter over model/albert.h and model/hf_checkpoint.h (see glue_model.h).
+#include "glue/glue_model.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "model/albert.h"
+#include "model/hf_checkpoint.h"
+
+namespace tisa::glue {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+nlohmann::json read_json(const std::string& path) {
+  try {
+    return nlohmann::json::parse(fs::read_file(path));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(path + ": invalid JSON: " + e.what());
+  }
+}
+
+}  // namespace
+
+std::string recorded_task(const std::string& model_dir) {
+  const std::string path = (stdfs::path(model_dir) / "config.json").string();
+  if (!fs::exists(path)) throw Error(model_dir + " has no config.json (not a model folder)");
+  auto j = read_json(path);
+  if (j.contains("finetuning_task") && j["finetuning_task"].is_string()) return j["finetuning_task"].get<std::string>();
+  return "";
+}
+
+std::string find_tokenizer(const std::string& model_dir) {
+  const stdfs::path dir(model_dir);
+  if (stdfs::is_regular_file(dir / "tisa_tokenizer.json")) return dir.string();
+  if (stdfs::is_regular_file(dir / "spiece.model")) return (dir / "spiece.model").string();
+  if (stdfs::is_directory(dir))
+    for (const auto& e : stdfs::directory_iterator(dir))
+      if (e.is_regular_file() && e.path().extension() == ".model") return e.path().string();
+  if (stdfs::is_regular_file(dir / "vocab.txt")) return (dir / "vocab.txt").string();
+  throw Error(model_dir + " holds no tokenizer (expected tisa_tokenizer.json, spiece.model, *.model or vocab.txt "
+                          "beside config.json)");
+}
+
+std::string recorded_lowercase(const std::string& model_dir) {
+  const std::string path = (stdfs::path(model_dir) / "tokenizer_config.json").string();
+  if (!fs::exists(path)) return "";
+  try {
+    auto j = read_json(path);
+    if (j.contains("do_lower_case") && j["do_lower_case"].is_boolean())
+      return j["do_lower_case"].get<bool>() ? "true" : "false";
+  } catch (const Error&) {
+  }
+  return "";
+}
+
+struct GlueModel::Impl {
+  model::AlbertForSequenceClassification net{nullptr};
+  config::ModelConfig config;
+  c10::Device device{c10::DeviceType::CPU};
+};
+
+GlueModel::GlueModel(const std::string& model_dir, const GlueTaskInfo& task, double classifier_dropout,
+                     c10::Device device)
+    : impl_(std::make_unique<Impl>()), task_(task) {
+  model::HfConfig hf;
+  impl_->net = model::load_for_classification(model_dir, task.num_labels(), &hf);
+  impl_->config = hf.model;
+  if (classifier_dropout >= 0) {
+    impl_->net->dropout->options.p(classifier_dropout);
+    impl_->config.classifier_dropout_prob = classifier_dropout;
+  }
+  impl_->device = device;
+  impl_->net->to(device);
+}
+
+GlueModel::~GlueModel() = default;
+
+at::Tensor GlueModel::forward(const GlueBatch& batch) {
+  return impl_->net->forward(batch.input_ids, batch.token_type_ids, batch.attention_mask).logits;  // [B, num_labels]
+}
+
+at::Tensor GlueModel::loss(const at::Tensor& logits, const GlueBatch& batch) const {
+  TISA_CHECK(batch.labels.defined(), "loss of an unlabelled batch");
+  return model::classification_loss(logits, batch.labels);
+}
+
+std::vector<std::pair<std::string, at::Tensor>> GlueModel::named_parameters() {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (const auto& item : impl_->net->named_parameters(/*recurse=*/true)) out.emplace_back(item.key(), item.value());
+  return out;
+}
+
+void GlueModel::train(bool on) { impl_->net->train(on); }
+int64_t GlueModel::pad_token_id() const { return impl_->config.pad_token_id; }
+int64_t GlueModel::vocab_size() const { return impl_->config.vocab_size; }
+int64_t GlueModel::max_positions() const { return impl_->config.max_position_embeddings; }
+
+void GlueModel::save(const std::string& dir, const std::string& tokenizer_dir, int64_t max_length) const {
+  fs::create_directories(dir);
+  model::save_hf_model(dir, *impl_->net, impl_->config, model::kClassificationArchitecture, task_.num_labels(),
+                       tokenizer_dir);
+  // Our own tokenizer description (and the file it names) travels too.
+  const stdfs::path src(tokenizer_dir);
+  if (stdfs::is_regular_file(src / "tisa_tokenizer.json")) {
+    auto tj = read_json((src / "tisa_tokenizer.json").string());
+    std::vector<std::string> names = {"tisa_tokenizer.json"};
+    if (tj.contains("file") && tj["file"].is_string()) names.push_back(tj["file"].get<std::string>());
+    for (const auto& n : names)
+      if (stdfs::is_regular_file(src / n) && !stdfs::exists(stdfs::path(dir) / n))
+        stdfs::copy_file(src / n, stdfs::path(dir) / n);
+  }
+  // The task, as HF records it, so that eval/predict know what the model predicts.
+  const std::string cfg_path = (stdfs::path(dir) / "config.json").string();
+  auto j = read_json(cfg_path);
+  j["finetuning_task"] = task_.name;
+  j["num_labels"] = task_.num_labels();
+  nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
+  if (task_.regression) {
+    id2label["0"] = "LABEL_0";
+    label2id["LABEL_0"] = 0;
+  } else {
+    for (size_t i = 0; i < task_.labels.size(); ++i) {
+      id2label[std::to_string(i)] = task_.labels[i];
+      label2id[task_.labels[i]] = i;
+    }
+  }
+  j["id2label"] = id2label;
+  j["label2id"] = label2id;
+  if (task_.regression) j["problem_type"] = "regression";
+  j["tisa_train_glue"] = {{"max_length", max_length}};
+  fs::write_file_atomic(cfg_path, j.dump(2) + "\n");
+}
+
+}  // namespace tisa::glue

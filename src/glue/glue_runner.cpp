@@ -1,0 +1,348 @@
+// `glue`, `eval` and `predict` orchestration (see glue_runner.h).
+#include "glue/glue_runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/subprocess.h"
+#include "config/config_loader.h"
+#include "data/glue_dataset.h"
+#include "glue/finetune.h"
+#include "glue/glue_eval.h"
+#include "glue/glue_model.h"
+#include "glue/glue_tasks.h"
+#include "glue/seed_summary.h"
+#include "train/distributed.h"
+#include "train/runtime_info.h"
+
+namespace tisa::glue {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string timestamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+// configs/glue/<TASK>.yaml next to the working directory or the installed/built executables.
+std::string find_task_config_file(const std::string& task) {
+  const std::string rel = "configs/glue/" + task + ".yaml";
+  std::vector<std::string> candidates = {rel};
+  const std::string exe = fs::executable_dir();
+  for (const char* up : {"/../", "/../../", "/../share/tisa-train/"}) candidates.push_back(exe + up + rel);
+  for (const auto& c : candidates)
+    if (fs::exists(c)) return stdfs::weakly_canonical(c).string();
+  return "";
+}
+
+c10::Device parse_device(const std::string& name) {
+  if (name == "cpu") return c10::Device(c10::DeviceType::CPU);
+  if (name == "cuda") {
+    if (!torch::cuda::is_available()) throw Error("--device cuda: CUDA is not available");
+    return c10::Device(c10::DeviceType::CUDA, 0);
+  }
+  throw Error("--device: expected cpu or cuda, got '" + name + "'");
+}
+
+// Max length recorded by the fine-tuning in config.json ("tisa_train_glue": {"max_length"}).
+int64_t recorded_max_length(const std::string& model_dir) {
+  try {
+    auto j = nlohmann::json::parse(fs::read_file((stdfs::path(model_dir) / "config.json").string()));
+    if (j.contains("tisa_train_glue") && j["tisa_train_glue"].contains("max_length"))
+      return j["tisa_train_glue"]["max_length"].get<int64_t>();
+  } catch (const std::exception&) {
+  }
+  return 128;
+}
+
+// Default cache folder for eval/predict data: the system temp dir, keyed by what decides it.
+std::string default_cache_dir(const std::string& task, const std::string& what, const std::string& model_dir,
+                              int64_t max_length) {
+  std::string key = what + "\n" + stdfs::weakly_canonical(find_tokenizer(model_dir)).string() + "\n" +
+                    std::to_string(max_length);
+  return (stdfs::temp_directory_path() / ("tisa-glue-cache-" + task + "-" + fs::to_hex(fs::fnv1a64(key)))).string();
+}
+
+std::string resolve_task(const std::string& given, const std::string& model_dir) {
+  std::string recorded = recorded_task(model_dir);
+  if (given.empty()) {
+    if (recorded.empty())
+      throw Error(model_dir + "/config.json records no finetuning_task: pass --task");
+    return glue_task(recorded).name;
+  }
+  const std::string name = glue_task(given).name;
+  if (!recorded.empty() && glue_task(recorded).name != name)
+    spdlog::warn("[glue] --task {} differs from the task the model was fine-tuned on ({})", name, recorded);
+  return name;
+}
+
+nlohmann::json run_one_task(const GlueRunOptions& opt, const std::string& task, const std::string& run_dir,
+                            std::string* leaderboard_source) {
+  std::string source;
+  config::Config cfg = task_config(task, opt.config_path, opt.overrides, &source);
+  cfg.glue.task = task;
+  spdlog::info("[glue] {}: settings from {}", task, source);
+  const std::string task_dir = (stdfs::path(run_dir) / task).string();
+  const std::string data_dir = (stdfs::path(task_dir) / "data").string();
+  // [dist] rank 0 tokenises into the shared folder while the other ranks wait.
+  const c10::Device device = cfg.training.device == config::Device::kCuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  train::Distributed& dist = train::process_group(train::rank_device(device));
+  dist.main_first([&] { prepare_task_data(task, opt.data_dir, "", opt.init_dir, cfg.glue.max_length, data_dir); },
+                  "tokenising " + task);
+
+  std::vector<int64_t> seeds = opt.seeds.empty() ? std::vector<int64_t>{cfg.training.seed} : opt.seeds;
+  std::vector<std::map<std::string, double>> runs;
+  nlohmann::json per_seed = nlohmann::json::array();
+  std::string best_run;
+  double best_value = -std::numeric_limits<double>::infinity();
+  std::string main_metric;
+  for (int64_t seed : seeds) {
+    FinetuneRequest req;
+    req.task = task;
+    req.prepared_dir = data_dir;
+    req.init_dir = opt.init_dir;
+    req.config = cfg;
+    req.config.training.seed = seed;
+    req.seed = seed;
+    req.run_dir = (stdfs::path(task_dir) / ("seed-" + std::to_string(seed))).string();
+    FinetuneResult r = run_finetune(req);
+    runs.push_back(r.metrics);
+    main_metric = r.main_metric;
+    per_seed.push_back({{"seed", seed}, {"best_step", r.best_step}, {"metrics", r.metrics}, {"run_dir", req.run_dir}});
+    auto it = r.metrics.find(r.main_metric);
+    if (it != r.metrics.end() && (best_run.empty() || it->second > best_value)) {
+      best_value = it->second;
+      best_run = req.run_dir;
+    }
+  }
+  auto summary = summarize_runs(runs);
+  std::printf("%s", format_summary_table(task + " (" + std::to_string(seeds.size()) + " seed" +
+                                             (seeds.size() == 1 ? "" : "s") + ", main metric " + main_metric + ")",
+                                         summary)
+                        .c_str());
+  std::fflush(stdout);
+  nlohmann::json out = {{"task", task},
+                        {"main_metric", main_metric},
+                        {"seeds", seeds},
+                        {"runs", per_seed},
+                        {"summary", summary_to_json(summary)},
+                        {"best_run", best_run},
+                        {"config_source", source}};
+  if (dist.is_main()) fs::write_file_atomic((stdfs::path(task_dir) / "results.json").string(), out.dump(2) + "\n");
+  *leaderboard_source = best_run;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> builtin_task_defaults(const std::string& task) {
+  // ALBERT run_glue.sh (google-research/albert @557c37b6) and, for WNLI, the ALBERT paper's
+  // Table 14: lr, batch size, steps, warmup. Same numbers as configs/glue/<TASK>.yaml.
+  struct Row {
+    const char* task;
+    const char* lr;
+    int batch, steps, warmup;
+  };
+  static const Row kRows[] = {{"CoLA", "1e-5", 16, 5336, 320},   {"SST-2", "1e-5", 32, 20935, 1256},
+                              {"MRPC", "2e-5", 32, 800, 200},    {"STS-B", "2e-5", 16, 3598, 214},
+                              {"QQP", "5e-5", 128, 14000, 1000}, {"MNLI", "3e-5", 128, 10000, 1000},
+                              {"QNLI", "1e-5", 32, 33112, 1986}, {"RTE", "3e-5", 32, 800, 200},
+                              {"WNLI", "2e-5", 16, 2000, 250}};
+  const std::string name = glue_task(task).name;
+  for (const auto& r : kRows)
+    if (name == r.task)
+      return {"glue.task=" + name,
+              std::string("glue.lr=") + r.lr,
+              "glue.batch_size=" + std::to_string(r.batch),
+              "glue.steps=" + std::to_string(r.steps),
+              "glue.warmup_steps=" + std::to_string(r.warmup),
+              "glue.max_length=128",
+              "glue.weight_decay=0.01",
+              "glue.classifier_dropout=0.1",
+              "glue.eval_interval=0",
+              "glue.eval_batch_size=64"};
+  throw Error("no built-in GLUE defaults for task " + name);
+}
+
+config::Config task_config(const std::string& task, const std::string& config_path,
+                           const std::vector<std::string>& overrides, std::string* source) {
+  if (!config_path.empty()) {
+    *source = config_path;
+    return config::load_config(config_path, overrides);
+  }
+  std::string file = find_task_config_file(glue_task(task).name);
+  if (!file.empty()) {
+    *source = file;
+    return config::load_config(file, overrides);
+  }
+  *source = "built-in defaults (configs/glue/" + glue_task(task).name + ".yaml not found)";
+  auto all = builtin_task_defaults(task);
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  return config::config_from_overrides(all);
+}
+
+bool task_data_present(const std::string& data_dir, const std::string& task) {
+  const stdfs::path dir = stdfs::path(data_dir) / glue_task(task).name;
+  const char* dev = glue_task(task).name == "MNLI" ? "dev_matched.tsv" : "dev.tsv";
+  return stdfs::is_regular_file(dir / "train.tsv") && stdfs::is_regular_file(dir / dev);
+}
+
+void prepare_task_data(const std::string& task, const std::string& data_dir, const std::string& input_tsv,
+                       const std::string& model_dir, int64_t max_length, const std::string& out_dir) {
+  std::vector<std::string> argv = {sibling_executable("tisa-text"), "prepare", "glue", "--task", task,
+                                   "--tokenizer", find_tokenizer(model_dir), "--output", out_dir,
+                                   "--max-length", std::to_string(max_length)};
+  if (input_tsv.empty()) {
+    argv.insert(argv.end(), {"--data-dir", data_dir});
+  } else {
+    argv.insert(argv.end(), {"--input", input_tsv});
+  }
+  const std::string lower = recorded_lowercase(model_dir);
+  if (!lower.empty()) argv.insert(argv.end(), {"--lowercase", lower});
+  spdlog::info("[data] {}", join(argv, " "));
+  run_child_checked(argv);
+}
+
+int run_glue_command(const GlueRunOptions& opt) {
+  train::warn_about_slow_runtime();
+  if (!stdfs::is_directory(opt.data_dir)) throw Error("--data-dir " + opt.data_dir + " is not a folder");
+  if (!stdfs::is_directory(opt.init_dir)) throw Error("--init " + opt.init_dir + " is not a folder");
+  find_tokenizer(opt.init_dir);  // fail early when the model folder has no tokenizer
+  std::vector<std::string> tasks;
+  std::vector<std::string> skipped;
+  const bool all = opt.task == "all" || opt.task == "ALL";
+  if (all) {
+    for (const auto& t : glue_task_names()) {
+      if (task_data_present(opt.data_dir, t))
+        tasks.push_back(t);
+      else
+        skipped.push_back(t);
+    }
+    if (tasks.empty())
+      throw Error("--task all: no GLUE task has train and dev files under " + opt.data_dir +
+                  " (expected e.g. " + opt.data_dir + "/SST-2/train.tsv and dev.tsv)");
+    spdlog::info("[glue] tasks: {}{}", join(tasks, ", "),
+                 skipped.empty() ? "" : "; skipped (no data): " + join(skipped, ", "));
+  } else {
+    tasks.push_back(glue_task(opt.task).name);
+    if (!task_data_present(opt.data_dir, tasks[0]))
+      throw Error(opt.data_dir + "/" + tasks[0] + ": train.tsv and " +
+                  (tasks[0] == "MNLI" ? "dev_matched.tsv" : "dev.tsv") + " are needed to fine-tune " + tasks[0]);
+  }
+  // [dist] ranks would pick different timestamps: several processes need an explicit --run-dir.
+  const train::DistEnv dist_env = train::DistEnv::from_environment();
+  const bool main_rank = dist_env.rank == 0;
+  if (opt.run_dir.empty() && dist_env.distributed())
+    throw Error("glue: with several processes (WORLD_SIZE=" + std::to_string(dist_env.world_size) + ") pass --run-dir");
+  const std::string run_dir = opt.run_dir.empty() ? "runs/glue-" + timestamp() : opt.run_dir;
+  fs::create_directories(run_dir);
+  const std::string lb_dir = (stdfs::path(run_dir) / "leaderboard").string();
+
+  nlohmann::json all_results = {{"tasks", nlohmann::json::object()}, {"skipped", skipped}, {"init", opt.init_dir}};
+  for (const auto& task : tasks) {
+    std::string best_run;
+    all_results["tasks"][task] = run_one_task(opt, task, run_dir, &best_run);
+    // Leaderboard files of the best seed, collected in one folder (AX.tsv comes with MNLI).
+    const stdfs::path src = stdfs::path(best_run) / "leaderboard";
+    if (!best_run.empty() && stdfs::is_directory(src) && main_rank) {  // [dist] rank 0 writes
+      fs::create_directories(lb_dir);
+      for (const auto& e : stdfs::directory_iterator(src))
+        stdfs::copy_file(e.path(), stdfs::path(lb_dir) / e.path().filename(),
+                         stdfs::copy_options::overwrite_existing);
+    }
+    if (main_rank) fs::write_file_atomic((stdfs::path(run_dir) / "results.json").string(), all_results.dump(2) + "\n");
+  }
+  if (tasks.size() > 1) {
+    std::printf("\nGLUE summary (main metric, mean over seeds):\n");
+    for (const auto& task : tasks) {
+      const auto& r = all_results["tasks"][task];
+      const std::string mm = r["main_metric"].get<std::string>();
+      if (r["summary"].contains(mm))
+        std::printf("  %-6s %-24s %.4f\n", task.c_str(), mm.c_str(), r["summary"][mm]["mean"].get<double>());
+    }
+    for (const auto& s : skipped) std::printf("  %-6s skipped (no data)\n", s.c_str());
+  }
+  spdlog::info("[glue] results in {}/results.json; leaderboard files in {}", run_dir, lb_dir);
+  return kExitOk;
+}
+
+int run_eval_command(const EvalOptions& opt) {
+  const std::string task_name = resolve_task(opt.task, opt.model_dir);
+  const GlueTaskInfo& task = glue_task(task_name);
+  const int64_t max_length = opt.max_length > 0 ? opt.max_length : recorded_max_length(opt.model_dir);
+  const std::string data_key = stdfs::weakly_canonical(opt.data_dir).string();
+  const std::string cache =
+      opt.cache_dir.empty() ? default_cache_dir(task.name, data_key, opt.model_dir, max_length) : opt.cache_dir;
+  prepare_task_data(task.name, opt.data_dir, "", opt.model_dir, max_length, cache);
+  const c10::Device device = parse_device(opt.device);
+  GlueModel model(opt.model_dir, task, -1.0, device);
+  nlohmann::json per_split = nlohmann::json::object();
+  std::map<std::string, double> flat;
+  for (const auto& split_name : task.dev_splits) {
+    auto split = data::read_glue_split(data::glue_split_path(cache, split_name));
+    auto predictions = predict_split(model, split, opt.batch_size, device);
+    auto metrics = split_metrics(task, predictions, split);
+    per_split[split_name] = metrics;
+    per_split[split_name]["examples"] = split.size();
+    for (const auto& [name, value] : metrics) {
+      flat[name] = value;
+      std::printf("%s %-16s %-14s %.4f\n", task.name.c_str(), split_name.c_str(), name.c_str(), value);
+    }
+  }
+  std::fflush(stdout);
+  nlohmann::json out = {{"task", task.name},
+                        {"model", opt.model_dir},
+                        {"data_dir", opt.data_dir},
+                        {"max_length", max_length},
+                        {"main_metric", task.main_metric},
+                        {"metrics", flat},
+                        {"splits", per_split}};
+  const std::string path = opt.output.empty() ? (stdfs::path(opt.model_dir) / "eval_results.json").string() : opt.output;
+  fs::write_file_atomic(path, out.dump(2) + "\n");
+  spdlog::info("[eval] metrics written to {}", path);
+  return kExitOk;
+}
+
+int run_predict_command(const PredictOptions& opt) {
+  const std::string task_name = resolve_task(opt.task, opt.model_dir);
+  const GlueTaskInfo& task = glue_task(task_name);
+  if (!stdfs::is_regular_file(opt.input)) throw Error("--input " + opt.input + " is not a file");
+  const int64_t max_length = opt.max_length > 0 ? opt.max_length : recorded_max_length(opt.model_dir);
+  const std::string input_key = stdfs::weakly_canonical(opt.input).string();
+  const std::string cache = opt.cache_dir.empty()
+                                ? default_cache_dir(task.name, "predict\n" + input_key, opt.model_dir, max_length)
+                                : opt.cache_dir;
+  prepare_task_data(task.name, "", opt.input, opt.model_dir, max_length, cache);
+  const c10::Device device = parse_device(opt.device);
+  GlueModel model(opt.model_dir, task, -1.0, device);
+  auto split = data::read_glue_split(data::glue_split_path(cache, "input"));
+  auto predictions = predict_split(model, split, opt.batch_size, device);
+  write_prediction_file(opt.output, task, split, predictions);
+  spdlog::info("[predict] {} {} predictions written to {}", split.size(), task.name, opt.output);
+  if (split.has_labels) {
+    for (const auto& [name, value] : split_metrics(task, predictions, split))
+      std::printf("%s input %-14s %.4f\n", task.name.c_str(), name.c_str(), value);
+    std::fflush(stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace tisa::glue

@@ -1,0 +1,76 @@
+// The `tisa-train glue`, `eval` and `predict` commands behind their CLI files: tokenising GLUE
+// data through `tisa-text prepare glue` (a child process; SentencePiece never loads into the
+// LibTorch process), per-task defaults (configs/glue/<TASK>.yaml, ALBERT's run_glue.sh), several
+// seeds with a mean/std/median summary, `all` tasks, leaderboard files of the best seed, and AX
+// from the MNLI model.
+//
+// Run folder of `glue` (run_dir):
+//   <TASK>/data/                prepared (tokenised) data, cached by input hashes
+//   <TASK>/seed-<s>/            one fine-tuning (finetune.h: train.log, metrics.jsonl, best/, ...)
+//   <TASK>/results.json         every seed's metrics + summary (mean, std, median per metric)
+//   leaderboard/<TASK>.tsv ...  test predictions of each task's best seed (+ AX.tsv from MNLI)
+//   results.json                all tasks: summaries, skipped tasks
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+namespace tisa::glue {
+
+struct GlueRunOptions {
+  std::string task;              // a task name or "all"
+  std::string data_dir;          // GLUE folder with one sub-folder per task
+  std::string init_dir;          // HF-format model folder
+  std::string config_path;       // "" = configs/glue/<TASK>.yaml (or the built-in copy of it)
+  std::vector<std::string> overrides;  // --set key=value
+  std::string run_dir;           // "" = runs/glue-<date>-<time>
+  std::vector<int64_t> seeds;    // empty = training.seed of the config
+};
+
+// Runs the fine-tunings; returns the process exit code.
+int run_glue_command(const GlueRunOptions& options);
+
+// Config of one task: defaults < task defaults (file or built-in) < --config file < --set.
+config::Config task_config(const std::string& task, const std::string& config_path,
+                           const std::vector<std::string>& overrides, std::string* source);
+
+// Built-in copy of configs/glue/<TASK>.yaml as "key=value" overrides (the same numbers; a test
+// checks that the files agree).
+std::vector<std::string> builtin_task_defaults(const std::string& task);
+
+// Tasks of `data_dir` that have both a train and a dev file (MNLI: dev_matched).
+bool task_data_present(const std::string& data_dir, const std::string& task);
+
+// Runs `tisa-text prepare glue` for `task` into `out_dir` with the tokenizer of `model_dir`.
+// `input_tsv` non-empty: prepare that one file (split "input") instead of a data folder.
+void prepare_task_data(const std::string& task, const std::string& data_dir, const std::string& input_tsv,
+                       const std::string& model_dir, int64_t max_length, const std::string& out_dir);
+
+struct EvalOptions {
+  std::string task;       // "" = the task recorded in the model's config.json
+  std::string model_dir;
+  std::string data_dir;
+  std::string output;     // JSON file; "" = <model_dir>/eval_results.json
+  std::string cache_dir;  // prepared data; "" = a folder under the system temp dir
+  int64_t batch_size = 64;
+  int64_t max_length = 0;  // 0 = the length recorded by the fine-tuning (else 128)
+  std::string device = "cpu";
+};
+int run_eval_command(const EvalOptions& options);
+
+struct PredictOptions {
+  std::string task;
+  std::string model_dir;
+  std::string input;   // TSV in the task's train/dev/test format
+  std::string output;  // TSV: index\tprediction
+  std::string cache_dir;
+  int64_t batch_size = 64;
+  int64_t max_length = 0;
+  std::string device = "cpu";
+};
+int run_predict_command(const PredictOptions& options);
+
+}  // namespace tisa::glue
