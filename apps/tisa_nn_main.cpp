@@ -11,5 +11,6 @@ int main(int argc, char** argv) {
     tisa::cli::add_plot_command(app);
     tisa::cli::add_model_command(app);
     tisa::cli::add_pretrain_command(app);
+    tisa::cli::add_bench_command(app);
   });
 }

@@ -11,4 +11,5 @@ void add_analyze_command(CLI::App& app);  // analyze_command.cpp
 void add_plot_command(CLI::App& app);     // plot_command.cpp
 void add_model_command(CLI::App& app);    // model_command.cpp
 void add_pretrain_command(CLI::App& app); // pretrain_command.cpp
+void add_bench_command(CLI::App& app);    // bench_command.cpp
 }  // namespace tisa::cli
