@@ -8,6 +8,5 @@ int main(int argc, char** argv) {
                                  argc, argv, [](CLI::App& app) {
                                    tisa::cli::add_tokenizer_command(app);
                                    tisa::cli::add_prepare_command(app);
-                                   tisa::cli::add_prepare_glue_subcommand(*app.get_subcommand("prepare"));
                                  });
 }
