@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
     tisa::cli::add_plot_command(app);
     tisa::cli::add_model_command(app);
     tisa::cli::add_pretrain_command(app);
+    tisa::cli::add_eval_mlm_command(app);
+    tisa::cli::add_report_command(app);
     tisa::cli::add_bench_command(app);
   });
 }

@@ -32,10 +32,12 @@ constexpr Subcommand kSubcommands[] = {
     {"pretrain", "tisa-nn", "pretrain ALBERT with MLM + SOP from a YAML config"},
     {"glue", "tisa-nn", "fine-tune and evaluate on GLUE tasks, write leaderboard files"},
     {"eval", "tisa-nn", "evaluate a fine-tuned model on a GLUE dev set"},
+    {"eval-mlm", "tisa-nn", "MLM loss/accuracy of a pretrained model at several sequence lengths"},
     {"predict", "tisa-nn", "predict labels for a TSV of a GLUE task's format"},
     {"model", "tisa-nn", "inspect or run a model (forward, summary, import, export)"},
     {"analyze", "tisa-nn", "translation-invariance analysis of position embeddings (paper §3)"},
     {"plot", "tisa-nn", "draw loss/accuracy/invariance curves of runs"},
+    {"report", "tisa-nn", "results table of a paper reproduction (scripts/reproduce_paper.sh)"},
     {"bench", "tisa-nn", "measure training/inference throughput, GEMM rate, data pipeline"},
     {"version", "tisa-nn", "print versions, the BLAS library in use and thread counts"},
 };

@@ -1,0 +1,369 @@
+// The paper reproduction's results table; see paper_report.h.
+#include "analysis/paper_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "config/config_loader.h"
+#include "model/albert.h"
+#include "model/hf_checkpoint.h"
+
+namespace tisa::analysis {
+namespace stdfs = std::filesystem;
+using nlohmann::json;
+
+const std::vector<std::string> kPaperVariants = {"absolute", "absolute_tisa", "tisa", "shaw", "none"};
+
+namespace {
+
+// GLUE tasks in the order of the GLUE paper's table.
+const std::vector<std::string> kTaskOrder = {"CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI"};
+
+json read_json_file(const std::string& path) {
+  try {
+    return json::parse(fs::read_file(path));
+  } catch (const json::exception& e) {
+    throw Error(path + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
+std::vector<std::string> discover_variants(const std::string& dir) {
+  std::vector<std::string> found;
+  const stdfs::path root = stdfs::path(dir) / "pretrain";
+  if (stdfs::is_directory(root))
+    for (const auto& e : stdfs::directory_iterator(root))
+      if (e.is_directory()) found.push_back(e.path().filename().string());
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (const auto& v : kPaperVariants)
+    if (std::find(found.begin(), found.end(), v) != found.end()) out.push_back(v);
+  for (const auto& v : found)
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  return out;
+}
+
+// "absolute + tisa (S=5 per layer)" etc.
+std::string describe_position(const config::ModelConfig& m) {
+  std::vector<std::string> parts;
+  if (m.position.absolute) parts.push_back("absolute (P=" + std::to_string(m.max_position_embeddings) + ")");
+  if (m.position.relative == config::RelativeScheme::kTisa) {
+    const auto& t = m.position.tisa;
+    parts.push_back("tisa (S=" + std::to_string(t.kernels) + (t.per_layer ? ", per layer)" : ", shared)"));
+  } else if (m.position.relative == config::RelativeScheme::kShaw) {
+    const auto& s = m.position.shaw;
+    parts.push_back("shaw (k=" + std::to_string(s.max_distance) + (s.values ? ", keys+values" : ", keys") +
+                    (s.per_layer ? ", per layer)" : ", shared)"));
+  }
+  if (parts.empty()) return "none";
+  std::string out = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) out += " + " + parts[i];
+  return out;
+}
+
+// The model config of a variant: the final model's config.json, else the run's config.yaml.
+bool variant_model_config(const std::string& run_dir, config::ModelConfig& out, std::string& source) {
+  const std::string final_dir = run_dir + "/final";
+  if (fs::exists(final_dir + "/config.json")) {
+    out = model::read_hf_config(final_dir).model;
+    source = final_dir + "/config.json";
+    return true;
+  }
+  if (fs::exists(run_dir + "/config.yaml")) {
+    out = config::load_config(run_dir + "/config.yaml").model;
+    source = run_dir + "/config.yaml";
+    return true;
+  }
+  return false;
+}
+
+// Last "eval" event of a metrics.jsonl (malformed lines, e.g. a line cut by a crash, are skipped).
+json last_eval_event(const std::string& path) {
+  json last;
+  if (!fs::exists(path)) return last;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.value("event", "") == "eval") last = j;
+  }
+  return last;
+}
+
+json stats_json(const std::vector<double>& values, const std::vector<int64_t>& seeds) {
+  const SeedStats s = seed_stats(values);
+  return {{"median", s.median}, {"std", s.std}, {"mean", s.mean}, {"n", s.n}, {"values", values}, {"seeds", seeds}};
+}
+
+// One task's results.json → {"main_metric", "median", "std", "mean", "n", "values", "seeds"}.
+json task_summary(const std::string& path) {
+  const json r = read_json_file(path);
+  const std::string metric = r.value("main_metric", "");
+  if (metric.empty() || !r.contains("runs") || !r["runs"].is_array())
+    throw Error(path + ": expected `main_metric` and `runs` (a results.json of `tisa-train glue`)");
+  std::vector<double> values;
+  std::vector<int64_t> seeds;
+  for (const auto& run : r["runs"]) {
+    if (!run.contains("metrics") || !run["metrics"].contains(metric)) continue;
+    values.push_back(run["metrics"][metric].get<double>());
+    seeds.push_back(run.value("seed", static_cast<int64_t>(seeds.size())));
+  }
+  if (values.empty()) return json();
+  json out = stats_json(values, seeds);
+  out["main_metric"] = metric;
+  return out;
+}
+
+// Per seed, the mean over tasks of the main metric; only seeds that every task has.
+json glue_average(const json& glue) {
+  if (glue.empty()) return json();
+  std::map<int64_t, std::vector<double>> by_seed;
+  for (auto it = glue.begin(); it != glue.end(); ++it) {
+    const auto& seeds = it.value()["seeds"];
+    const auto& values = it.value()["values"];
+    for (size_t i = 0; i < seeds.size(); ++i) by_seed[seeds[i].get<int64_t>()].push_back(values[i].get<double>());
+  }
+  std::vector<double> values;
+  std::vector<int64_t> seeds;
+  for (const auto& [seed, v] : by_seed) {
+    if (v.size() != glue.size()) continue;
+    double sum = 0;
+    for (double x : v) sum += x;
+    values.push_back(sum / static_cast<double>(v.size()));
+    seeds.push_back(seed);
+  }
+  if (values.empty()) return json();
+  json out = stats_json(values, seeds);
+  out["tasks"] = static_cast<int64_t>(glue.size());
+  return out;
+}
+
+json collect_variant(const std::string& dir, const std::string& name, std::set<std::string>& tasks) {
+  json v = {{"name", name}};
+  const std::string run_dir = (stdfs::path(dir) / "pretrain" / name).string();
+  config::ModelConfig m;
+  std::string source;
+  if (variant_model_config(run_dir, m, source)) {
+    v["position"] = describe_position(m);
+    v["positional_parameters"] = model::positional_parameter_count(m);
+    v["model_config_source"] = source;
+    v["pretrained"] = fs::exists(run_dir + "/final/model.safetensors");
+  }
+  const json ev = last_eval_event(run_dir + "/metrics.jsonl");
+  if (!ev.is_null()) {
+    json p;
+    for (const char* key : {"step", "mlm_loss", "mlm_accuracy", "sop_loss", "sop_accuracy"})
+      if (ev.contains(key)) p[key] = ev[key];
+    v["pretrain_eval"] = p;
+  }
+  json glue = json::object();
+  const stdfs::path glue_dir = stdfs::path(dir) / "glue" / name;
+  if (stdfs::is_directory(glue_dir))
+    for (const auto& e : stdfs::directory_iterator(glue_dir)) {
+      const auto results = e.path() / "results.json";
+      if (!e.is_directory() || !stdfs::is_regular_file(results)) continue;
+      json t = task_summary(results.string());
+      if (t.is_null()) continue;
+      glue[e.path().filename().string()] = t;
+      tasks.insert(e.path().filename().string());
+    }
+  v["glue"] = glue;
+  const json avg = glue_average(glue);
+  if (!avg.is_null()) v["glue_average"] = avg;
+  const std::string length_file = (stdfs::path(dir) / "length" / (name + ".json")).string();
+  if (fs::exists(length_file)) v["length"] = read_json_file(length_file).value("lengths", json::array());
+  return v;
+}
+
+std::string fmt(const char* format, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, x);
+  return buf;
+}
+
+std::string with_thousands(int64_t n) {
+  std::string s = std::to_string(n < 0 ? -n : n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return n < 0 ? "-" + s : s;
+}
+
+// "72.3 ± 1.2" (×100), or "—".
+std::string stats_cell(const json& s) {
+  if (!s.is_object() || !s.contains("median")) return "—";
+  return fmt("%.1f", 100 * s["median"].get<double>()) + " ± " + fmt("%.1f", 100 * s["std"].get<double>());
+}
+
+// The lengths of the first variant that has length rows (all variants use the same ones).
+std::vector<int64_t> length_columns(const json& variants) {
+  std::vector<int64_t> lengths;
+  for (const auto& v : variants) {
+    if (!v.contains("length")) continue;
+    for (const auto& r : v["length"]) lengths.push_back(r["seq_length"].get<int64_t>());
+    break;
+  }
+  return lengths;
+}
+
+const json* length_row(const json& v, int64_t length) {
+  if (!v.contains("length")) return nullptr;
+  for (const auto& r : v["length"])
+    if (r["seq_length"].get<int64_t>() == length) return &r;
+  return nullptr;
+}
+
+std::string length_header(const std::vector<int64_t>& lengths, size_t i) {
+  std::string h = "L=" + std::to_string(lengths[i]);
+  if (lengths[0] > 0 && lengths[i] % lengths[0] == 0) h += " (" + std::to_string(lengths[i] / lengths[0]) + "×)";
+  return h;
+}
+
+}  // namespace
+
+SeedStats seed_stats(const std::vector<double>& values) {
+  if (values.empty()) throw Error("seed_stats: no values");
+  SeedStats s;
+  s.n = values.size();
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  s.median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  double sum = 0;
+  for (double x : values) sum += x;
+  s.mean = sum / static_cast<double>(n);
+  if (n > 1) {
+    double ss = 0;
+    for (double x : values) ss += (x - s.mean) * (x - s.mean);
+    s.std = std::sqrt(ss / static_cast<double>(n - 1));
+  }
+  return s;
+}
+
+json collect_paper_results(const PaperReportOptions& options) {
+  if (!stdfs::is_directory(options.dir)) throw Error("report: " + options.dir + " is not a folder");
+  const auto variants = options.variants.empty() ? discover_variants(options.dir) : options.variants;
+  if (variants.empty())
+    throw Error("report: no variants under " + options.dir + "/pretrain (run scripts/reproduce_paper.sh first)");
+  json out;
+  json meta = json::object();
+  for (const auto& [k, v] : options.meta) meta[k] = v;
+  out["meta"] = meta;
+  std::set<std::string> task_set;
+  json list = json::array();
+  for (const auto& v : variants) list.push_back(collect_variant(options.dir, v, task_set));
+  std::vector<std::string> tasks;
+  for (const auto& t : kTaskOrder)
+    if (task_set.count(t)) tasks.push_back(t);
+  for (const auto& t : task_set)
+    if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) tasks.push_back(t);
+  out["tasks"] = tasks;
+  out["variants"] = list;
+  return out;
+}
+
+std::string paper_results_markdown(const json& results) {
+  std::ostringstream md;
+  const auto& meta = results.value("meta", json::object());
+  md << "# TISA paper reproduction" << (meta.contains("scale") ? " — scale " + meta["scale"].get<std::string>() : "")
+     << "\n\n";
+  for (auto it = meta.begin(); it != meta.end(); ++it)
+    if (it.key() != "scale") md << "- " << it.key() << ": " << (it.value().is_string() ? it.value().get<std::string>() : it.value().dump()) << "\n";
+  if (!meta.empty()) md << "\n";
+
+  const auto& variants = results["variants"];
+  std::vector<std::string> tasks = results.value("tasks", std::vector<std::string>{});
+  const auto lengths = length_columns(variants);
+  size_t max_seeds = 0;
+  for (const auto& v : variants)
+    for (const auto& t : v["glue"]) max_seeds = std::max(max_seeds, t["values"].size());
+
+  md << "## Summary\n\nGLUE dev: main metric ×100 (CoLA mcc, STS-B (Pearson+Spearman)/2, MRPC acc/F1 mean, "
+        "else accuracy), median ± sample std over "
+     << max_seeds << " seed" << (max_seeds == 1 ? "" : "s")
+     << "; average = median over seeds of the per-seed mean over tasks. Length columns: MLM loss on the "
+        "validation split at each sequence length (lower is better).\n\n";
+  md << "| variant | position | positional params |";
+  for (const auto& t : tasks) md << " " << t << " |";
+  md << " GLUE avg |";
+  for (size_t i = 0; i < lengths.size(); ++i) md << " MLM loss " << length_header(lengths, i) << " |";
+  md << "\n|---|---|---:|";
+  for (size_t i = 0; i < tasks.size() + 1 + lengths.size(); ++i) md << "---:|";
+  md << "\n";
+  for (const auto& v : variants) {
+    md << "| " << v["name"].get<std::string>() << " | " << v.value("position", "—") << " | "
+       << (v.contains("positional_parameters") ? with_thousands(v["positional_parameters"].get<int64_t>()) : "—")
+       << " |";
+    for (const auto& t : tasks) md << " " << stats_cell(v["glue"].contains(t) ? v["glue"][t] : json()) << " |";
+    md << " " << stats_cell(v.value("glue_average", json())) << " |";
+    for (int64_t L : lengths) {
+      const json* r = length_row(v, L);
+      if (!r) md << " — |";
+      else if (!r->value("available", false)) md << " " << r->value("reason", "n/a") << " |";
+      else md << " " << fmt("%.3f", (*r)["mlm_loss"].get<double>()) << " |";
+    }
+    md << "\n";
+  }
+
+  if (!lengths.empty()) {
+    md << "\n## Length extrapolation\n\nMLM loss / MLM accuracy (%) / SOP accuracy (%) on the validation split; "
+          "examples built from the same documents at every length (no short sequences, 15% masked).\n\n| variant |";
+    for (size_t i = 0; i < lengths.size(); ++i) md << " " << length_header(lengths, i) << " |";
+    md << "\n|---|";
+    for (size_t i = 0; i < lengths.size(); ++i) md << "---:|";
+    md << "\n";
+    for (const auto& v : variants) {
+      md << "| " << v["name"].get<std::string>() << " |";
+      for (int64_t L : lengths) {
+        const json* r = length_row(v, L);
+        if (!r) md << " — |";
+        else if (!r->value("available", false)) md << " " << r->value("reason", "n/a") << " |";
+        else
+          md << " " << fmt("%.3f", (*r)["mlm_loss"].get<double>()) << " / "
+             << fmt("%.1f", 100 * (*r)["mlm_accuracy"].get<double>()) << " / "
+             << fmt("%.1f", 100 * (*r)["sop_accuracy"].get<double>()) << " |";
+      }
+      md << "\n";
+    }
+  }
+
+  md << "\n## Pretraining (last validation)\n\n| variant | steps | MLM loss | MLM acc (%) | SOP acc (%) |\n"
+        "|---|---:|---:|---:|---:|\n";
+  for (const auto& v : variants) {
+    md << "| " << v["name"].get<std::string>() << " |";
+    if (!v.contains("pretrain_eval")) {
+      md << " — | — | — | — |\n";
+      continue;
+    }
+    const auto& p = v["pretrain_eval"];
+    md << " " << (p.contains("step") ? std::to_string(p["step"].get<int64_t>()) : "—") << " | "
+       << (p.contains("mlm_loss") ? fmt("%.3f", p["mlm_loss"].get<double>()) : "—") << " | "
+       << (p.contains("mlm_accuracy") ? fmt("%.1f", 100 * p["mlm_accuracy"].get<double>()) : "—") << " | "
+       << (p.contains("sop_accuracy") ? fmt("%.1f", 100 * p["sop_accuracy"].get<double>()) : "—") << " |\n";
+  }
+
+  if (!tasks.empty()) {
+    md << "\n## GLUE per seed\n\n| variant | task | metric | seeds | values (×100) |\n|---|---|---|---|---|\n";
+    for (const auto& v : variants)
+      for (const auto& t : tasks) {
+        if (!v["glue"].contains(t)) continue;
+        const auto& g = v["glue"][t];
+        std::string seeds, values;
+        for (size_t i = 0; i < g["values"].size(); ++i) {
+          seeds += (i ? "," : "") + std::to_string(g["seeds"][i].get<int64_t>());
+          values += (i ? ", " : "") + fmt("%.1f", 100 * g["values"][i].get<double>());
+        }
+        md << "| " << v["name"].get<std::string>() << " | " << t << " | " << g["main_metric"].get<std::string>()
+           << " | " << seeds << " | " << values << " |\n";
+      }
+  }
+  return md.str();
+}
+
+}  // namespace tisa::analysis

@@ -1,0 +1,45 @@
+// The results table of a paper reproduction (scripts/reproduce_paper.sh, `tisa-train report`):
+// collects, for every compared position variant, the positional parameter count (SPEC §1, §2),
+// the GLUE dev results over seeds (main metric per task and the per-seed average over tasks,
+// median and sample std), the length-extrapolation rows (`tisa-train eval-mlm`) and the final
+// pretraining validation numbers, and writes them as JSON and as a Markdown table.
+//
+// Layout read under the reproduction folder `dir` (written by the script):
+//   pretrain/<variant>/final/config.json   the pretrained model (positional parameters, scheme)
+//   pretrain/<variant>/config.yaml         fallback when final/ is missing (run not finished)
+//   pretrain/<variant>/metrics.jsonl       last "eval" event = final pretraining validation
+//   glue/<variant>/<TASK>/results.json     `tisa-train glue` per-task results (seeds, main metric)
+//   length/<variant>.json                  `tisa-train eval-mlm --output`
+// Anything missing is reported as missing ("—" in the table, absent keys in the JSON), so a
+// partial run still gives a table.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tisa::analysis {
+
+// The compared variants in the order of the paper's table (configs/paper/<scale>/<variant>.yaml).
+extern const std::vector<std::string> kPaperVariants;
+
+struct PaperReportOptions {
+  std::string dir;                    // reproduction folder
+  std::vector<std::string> variants;  // empty = pretrain/* sub-folders (kPaperVariants order first)
+  std::vector<std::pair<std::string, std::string>> meta;  // shown above the table (scale, command, machine)
+};
+
+// Median and sample standard deviation (n − 1; 0 for one value) of `values` (not empty).
+struct SeedStats {
+  double median = 0, std = 0, mean = 0;
+  size_t n = 0;
+};
+SeedStats seed_stats(const std::vector<double>& values);
+
+// Reads everything under options.dir; see the file comment for the JSON's content.
+nlohmann::json collect_paper_results(const PaperReportOptions& options);
+
+// The Markdown report of collect_paper_results().
+std::string paper_results_markdown(const nlohmann::json& results);
+
+}  // namespace tisa::analysis

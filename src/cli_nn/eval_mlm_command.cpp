@@ -1,0 +1,107 @@
+// `tisa-train eval-mlm`: MLM / SOP loss and accuracy of a pretrained model at several sequence
+// lengths (length extrapolation, src/train/length_eval.h), e.g.
+//   tisa-train eval-mlm --model runs/tisa/final --dataset data/datasets/small --seq-lengths 128,256,512
+// Lengths an absolute position table cannot hold are reported as "n/a: absolute table has P rows".
+// --output writes {"model", "dataset", "split", "position", "positional_parameters", "lengths": [...]}.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "cli_nn/commands.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "config/config_loader.h"
+#include "data/pretrain_dataset.h"
+#include "model/albert.h"
+#include "model/hf_checkpoint.h"
+#include "train/length_eval.h"
+
+namespace tisa::cli {
+namespace {
+
+struct EvalMlmArgs {
+  std::string model_dir, dataset_dir, lengths, output, device = "cpu";
+  train::LengthEvalOptions options;
+  int64_t seed = 12345;
+  int64_t threads = 0;
+  bool bf16 = false;
+};
+
+std::vector<int64_t> parse_lengths(const std::string& text) {
+  std::vector<int64_t> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(item, &used);
+      if (used != item.size() || v < 1) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw Error("--seq-lengths: '" + item + "' is not a positive integer (expected e.g. --seq-lengths 128,256,512)");
+    }
+  }
+  if (out.empty()) throw Error("--seq-lengths: no length given (expected e.g. --seq-lengths 128,256,512)");
+  return out;
+}
+
+void run_eval_mlm(EvalMlmArgs& a) {
+  a.options.seq_lengths = parse_lengths(a.lengths);
+  a.options.seed = static_cast<uint64_t>(a.seed);
+  a.options.precision = a.bf16 ? config::Precision::kBf16 : config::Precision::kFp32;
+  if (a.threads > 0) torch::set_num_threads(static_cast<int>(a.threads));
+  const torch::Device device(a.device);
+  if (device.is_cuda() && !torch::cuda::is_available()) throw Error("--device cuda: CUDA is not available");
+  auto loaded = model::load_hf_model(a.model_dir, device);
+  if (!loaded.pretraining)
+    throw Error(a.model_dir + " is a " + loaded.config.architecture +
+                " checkpoint; eval-mlm needs a pretraining model (AlbertForPreTraining, e.g. <run>/final)");
+  auto dataset = std::make_shared<const data::PretrainDataset>(a.dataset_dir);
+  const auto& cfg = loaded.config.model;
+  auto rows = train::evaluate_lengths(loaded.pretraining, cfg, dataset, a.options, device);
+  std::printf("%s (%s split of %s)\n%s", a.model_dir.c_str(), a.options.split.c_str(), a.dataset_dir.c_str(),
+              train::format_length_table(rows).c_str());
+  std::fflush(stdout);
+  if (!a.output.empty()) {
+    nlohmann::json out = {{"model", a.model_dir},
+                          {"dataset", a.dataset_dir},
+                          {"split", a.options.split},
+                          {"seed", a.seed},
+                          {"masked_lm_prob", a.options.masked_lm_prob},
+                          {"position", config::model_config_to_json(cfg)["position"]},
+                          {"max_position_embeddings", cfg.max_position_embeddings},
+                          {"positional_parameters", model::positional_parameter_count(cfg)},
+                          {"lengths", train::length_rows_to_json(rows)}};
+    fs::write_file_atomic(a.output, out.dump(2) + "\n");
+    spdlog::info("[eval] wrote {}", a.output);
+  }
+}
+
+}  // namespace
+
+void add_eval_mlm_command(CLI::App& app) {
+  auto a = std::make_shared<EvalMlmArgs>();
+  auto* cmd = app.add_subcommand("eval-mlm", "MLM/SOP loss and accuracy of a pretrained model at several sequence lengths");
+  cmd->add_option("--model", a->model_dir, "pretrained model folder (config.json + model.safetensors, e.g. <run>/final)")
+      ->required();
+  cmd->add_option("--dataset", a->dataset_dir, "pretraining dataset folder (from `tisa-train prepare pretrain`)")
+      ->required();
+  cmd->add_option("--seq-lengths", a->lengths, "comma-separated lengths, e.g. 128,256,512 (1x, 2x, 4x training)")
+      ->required();
+  cmd->add_option("--split", a->options.split, "dataset split: valid or train")->check(CLI::IsMember({"valid", "train"}));
+  cmd->add_option("--batch-size", a->options.batch_size, "examples per batch");
+  cmd->add_option("--max-batches", a->options.max_batches, "batches per length (0 = the whole split)");
+  cmd->add_option("--masked-lm-prob", a->options.masked_lm_prob, "share of tokens masked at every length");
+  cmd->add_option("--seed", a->seed, "seed of the examples and masks (same for every model)");
+  cmd->add_option("--device", a->device, "cpu or cuda");
+  cmd->add_flag("--bf16", a->bf16, "bf16 autocast");
+  cmd->add_option("--threads", a->threads, "intra-op threads (0 = LibTorch default)");
+  cmd->add_option("--output", a->output, "JSON file to write (also printed as a table)");
+  cmd->callback([a] { run_eval_mlm(*a); });
+}
+
+}  // namespace tisa::cli

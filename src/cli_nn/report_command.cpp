@@ -1,0 +1,66 @@
+// `tisa-train report`: the results table of a paper reproduction (src/analysis/paper_report.h),
+//   tisa-train report --dir runs/paper-small --out runs/paper-small/results.md
+//       --json runs/paper-small/results.json --meta scale=small --meta "machine=2 cores"   (one line)
+// Reads pretrain/<variant>/, glue/<variant>/<TASK>/results.json and length/<variant>.json under
+// --dir; missing parts show as "—". Prints the Markdown to stdout when --out is not given.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "analysis/paper_report.h"
+#include "cli_nn/commands.h"
+#include "common/error.h"
+#include "common/fs.h"
+
+namespace tisa::cli {
+namespace {
+
+struct ReportArgs {
+  std::string dir, out_md, out_json, variants;
+  std::vector<std::string> meta;
+};
+
+void run_report(const ReportArgs& a) {
+  analysis::PaperReportOptions o;
+  o.dir = a.dir;
+  std::stringstream ss(a.variants);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) o.variants.push_back(item);
+  for (const auto& m : a.meta) {
+    const auto eq = m.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error("--meta '" + m + "': expected KEY=VALUE (e.g. --meta scale=small)");
+    o.meta.emplace_back(m.substr(0, eq), m.substr(eq + 1));
+  }
+  const auto results = analysis::collect_paper_results(o);
+  const std::string md = analysis::paper_results_markdown(results);
+  if (!a.out_json.empty()) {
+    fs::write_file_atomic(a.out_json, results.dump(2) + "\n");
+    spdlog::info("[report] wrote {}", a.out_json);
+  }
+  if (a.out_md.empty()) {
+    std::fputs(md.c_str(), stdout);
+  } else {
+    fs::write_file_atomic(a.out_md, md);
+    spdlog::info("[report] wrote {}", a.out_md);
+  }
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto a = std::make_shared<ReportArgs>();
+  auto* cmd = app.add_subcommand("report", "results table of a paper reproduction (scripts/reproduce_paper.sh)");
+  cmd->add_option("--dir", a->dir, "reproduction folder (pretrain/, glue/, length/ inside)")->required();
+  cmd->add_option("--out", a->out_md, "Markdown file to write (default: print)");
+  cmd->add_option("--json", a->out_json, "JSON file to write");
+  cmd->add_option("--variants", a->variants, "comma-separated variants in table order (default: all found)");
+  cmd->add_option("--meta", a->meta, "KEY=VALUE shown above the table, e.g. scale=small (repeatable)");
+  cmd->callback([a] { run_report(*a); });
+}
+
+}  // namespace tisa::cli
