@@ -1,0 +1,269 @@
+// Pretraining end to end on real text: a dataset prepared from WikiText by the built
+// `tisa-train prepare pretrain`, the tiny config (configs/pretrain/tiny.yaml). Properties:
+//   - resume after an interrupt continues bit-identically (every parameter, torch::equal);
+//   - corrupt newer checkpoints are detected and skipped, resume falls back to an older good one
+//     and still reproduces the uninterrupted run (a simulated crash);
+//   - a differing architecture on resume is an error naming the key;
+//   - NaN losses skip updates, and too many in a row stop the run with a clear message;
+//   - the loss falls; the run directory holds config.yaml, train.log, metrics.jsonl, final/.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/subprocess.h"
+#include "config/config_loader.h"
+#include "model/tensor_io.h"
+#include "support/test_paths.h"
+#include "train/checkpoint.h"
+#include "train/pretrainer.h"
+
+namespace {
+
+using namespace tisa;
+namespace stdfs = std::filesystem;
+
+constexpr const char* kCorpus = "data/corpus/wikitext-2-raw/wiki.valid.raw";
+constexpr const char* kTokenizer = "data/tokenizers/albert-30k-clean.reconstructed.model";
+
+class PretrainITest : public ::testing::Test {
+ protected:
+  static std::string dataset_;
+
+  static void SetUpTestSuite() {
+    if (!test::file_exists(test::shared_path(kCorpus)) || !test::file_exists(test::shared_path(kTokenizer))) return;
+    // A dataset prepared beforehand (from the same corpus and tokenizer) may be passed in.
+    if (const char* given = std::getenv("TISA_TEST_PRETRAIN_DATASET"); given && *given) {
+      dataset_ = given;
+      return;
+    }
+    dataset_ = test::make_temp_dir("pretrain_ds") + "/wiki";
+    int rc = run_child({test::bin_dir() + "/tisa-train", "prepare", "pretrain", "--input", test::shared_path(kCorpus),
+                        "--tokenizer", test::shared_path(kTokenizer), "--output", dataset_, "--valid-fraction",
+                        "0.05", "--threads", "2"});
+    if (rc != 0) dataset_.clear();
+  }
+
+  void SetUp() override {
+    TISA_REQUIRE_SHARED(kCorpus);
+    TISA_REQUIRE_SHARED(kTokenizer);
+    ASSERT_FALSE(dataset_.empty()) << "tisa-train prepare pretrain failed (is tisa-text built?)";
+  }
+
+  // configs/pretrain/tiny.yaml made smaller: batch 4, 6 steps, checkpoints every 2.
+  static config::Config small_run(std::vector<std::string> extra = {}) {
+    std::vector<std::string> o = {"data.dataset=" + dataset_, "training.steps=6", "training.batch_size=4",
+                                  "training.checkpoint_interval=2", "training.eval_interval=3",
+                                  "training.eval_batches=2", "training.keep_checkpoints=10", "training.threads=1",
+                                  "training.log_interval=1", "model.hidden_dropout_prob=0.1",
+                                  "schedule.warmup_steps=2"};
+    o.insert(o.end(), extra.begin(), extra.end());
+    return config::load_config(test::source_dir() + "/configs/pretrain/tiny.yaml", o);
+  }
+
+  static train::PretrainRunOptions options(const std::string& run_dir) {
+    train::PretrainRunOptions opt;
+    opt.run_dir = run_dir;
+    opt.handle_signals = false;
+    opt.show_progress = false;
+    return opt;
+  }
+};
+std::string PretrainITest::dataset_;
+
+model::TensorMap load_tensors(const std::string& path) { return model::load_tensor_file(path).tensors; }
+
+void expect_bitwise_equal(const model::TensorMap& a, const model::TensorMap& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (const auto& [name, t] : a) {
+    auto it = b.find(name);
+    ASSERT_NE(it, b.end()) << what << ": missing " << name;
+    EXPECT_TRUE(torch::equal(t, it->second)) << what << ": " << name << " differs";
+  }
+}
+
+TEST_F(PretrainITest, ResumeAfterInterruptIsBitIdentical) {
+  auto cfg = small_run();
+  auto full = train::run_pretraining(cfg, options(test::make_temp_dir("run_full")));
+  ASSERT_EQ(full.exit_code, kExitOk);
+  ASSERT_EQ(full.step, 6);
+
+  const auto dir = test::make_temp_dir("run_split");
+  auto first = options(dir);
+  first.stop_after_step = 3;  // as if Ctrl-C arrived during update 3
+  auto part = train::run_pretraining(cfg, first);
+  EXPECT_EQ(part.exit_code, kExitInterrupted);
+  EXPECT_EQ(part.step, 3);
+  EXPECT_TRUE(part.final_dir.empty());
+  EXPECT_TRUE(test::file_exists(dir + "/checkpoints/step-000003/manifest.json"));
+
+  auto second = options(dir);
+  second.resume = true;
+  auto rest = train::run_pretraining(cfg, second);
+  ASSERT_EQ(rest.exit_code, kExitOk);
+  EXPECT_EQ(rest.step, 6);
+  EXPECT_EQ(rest.train_losses.size(), 3u);
+  expect_bitwise_equal(load_tensors(full.final_dir + "/model.safetensors"),
+                       load_tensors(rest.final_dir + "/model.safetensors"), "final weights");
+  expect_bitwise_equal(load_tensors(full.last_checkpoint + "/optimizer.safetensors"),
+                       load_tensors(rest.last_checkpoint + "/optimizer.safetensors"), "optimizer state");
+  // The last three losses of the uninterrupted run are the resumed run's losses.
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(full.train_losses[3 + i], rest.train_losses[i]) << "update " << 4 + i;
+}
+
+TEST_F(PretrainITest, CorruptCheckpointsAreSkippedAndResumeFallsBack) {
+  auto cfg = small_run();
+  auto reference = train::run_pretraining(cfg, options(test::make_temp_dir("run_ref")));
+  ASSERT_EQ(reference.exit_code, kExitOk);
+
+  const auto dir = test::make_temp_dir("run_crash");
+  auto done = train::run_pretraining(cfg, options(dir));
+  ASSERT_EQ(done.exit_code, kExitOk);
+  const auto ckpts = dir + "/checkpoints";
+  // Simulated crash and disk damage: no final model, the newest checkpoint truncated, the one
+  // before it with a flipped bit in the optimizer state.
+  stdfs::remove_all(dir + "/final");
+  stdfs::resize_file(ckpts + "/step-000006/model.safetensors", 100);
+  {
+    std::fstream f(ckpts + "/step-000004/optimizer.safetensors", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-9, std::ios::end);
+    char c = 0;
+    f.get(c);
+    f.seekp(-9, std::ios::end);
+    f.put(static_cast<char>(c ^ 0x10));
+  }
+  try {
+    train::verify_checkpoint(ckpts + "/step-000006");
+    FAIL() << "truncated checkpoint accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.safetensors has 100 bytes"), std::string::npos) << e.what();
+  }
+  try {
+    train::verify_checkpoint(ckpts + "/step-000004");
+    FAIL() << "bit-flipped checkpoint accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("optimizer.safetensors"), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(train::CheckpointStore(ckpts).latest_valid()->step, 2);
+
+  auto resume = options(dir);
+  resume.resume = true;
+  auto rest = train::run_pretraining(cfg, resume);
+  ASSERT_EQ(rest.exit_code, kExitOk);
+  EXPECT_EQ(rest.train_losses.size(), 4u) << "should have resumed from step 2";
+  expect_bitwise_equal(load_tensors(reference.final_dir + "/model.safetensors"),
+                       load_tensors(rest.final_dir + "/model.safetensors"), "final weights after fallback");
+}
+
+TEST_F(PretrainITest, ArchitectureChangeOnResumeIsAnErrorNamingTheKey) {
+  const auto dir = test::make_temp_dir("run_arch");
+  auto opt = options(dir);
+  opt.stop_after_step = 1;
+  ASSERT_EQ(train::run_pretraining(small_run(), opt).exit_code, kExitInterrupted);
+  auto resume = options(dir);
+  resume.resume = true;
+  try {
+    train::run_pretraining(small_run({"model.num_attention_heads=4"}), resume);
+    FAIL() << "expected an architecture error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.num_attention_heads: the checkpoint"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(PretrainITest, NanLossSkipsUpdatesAndTooManyStopTheRun) {
+  auto opt = options(test::make_temp_dir("run_nan"));
+  opt.loss_hook = [](int64_t step, torch::Tensor& loss) {
+    if (step == 2) loss = loss * std::nan("");
+  };
+  auto r = train::run_pretraining(small_run(), opt);
+  ASSERT_EQ(r.exit_code, kExitOk);
+  ASSERT_EQ(r.train_losses.size(), 6u);
+  EXPECT_TRUE(std::isnan(r.train_losses[2]));
+  for (size_t i : {0, 1, 3, 4, 5}) EXPECT_TRUE(std::isfinite(r.train_losses[i])) << i;
+  EXPECT_NE(fs::read_file(opt.run_dir + "/metrics.jsonl").find("\"event\":\"skipped\""), std::string::npos);
+
+  auto always = options(test::make_temp_dir("run_nan_stop"));
+  always.loss_hook = [](int64_t step, torch::Tensor& loss) {
+    if (step >= 1) loss = loss * std::numeric_limits<double>::infinity();
+  };
+  try {
+    train::run_pretraining(small_run({"training.max_bad_steps=3"}), always);
+    FAIL() << "expected the run to stop";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("stopping at step 4"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("training.max_bad_steps"), std::string::npos) << msg;
+  }
+}
+
+TEST_F(PretrainITest, LossFallsAndRunDirectoryIsComplete) {
+  auto cfg = small_run({"training.steps=60", "training.batch_size=8", "training.eval_interval=30",
+                        "training.eval_batches=4", "training.checkpoint_interval=30", "training.keep_checkpoints=1",
+                        "training.log_interval=10", "model.hidden_dropout_prob=0.0"});
+  const auto dir = test::make_temp_dir("run_loss");
+  auto r = train::run_pretraining(cfg, options(dir));
+  ASSERT_EQ(r.exit_code, kExitOk);
+  ASSERT_EQ(r.train_losses.size(), 60u);
+  double first = 0, last = 0;
+  for (int i = 0; i < 5; ++i) first += r.train_losses[static_cast<size_t>(i)] / 5;
+  for (int i = 55; i < 60; ++i) last += r.train_losses[static_cast<size_t>(i)] / 5;
+  EXPECT_LT(last, first - 2.0) << "first 5 updates " << first << ", last 5 " << last;
+  ASSERT_TRUE(r.last_eval.has_value());
+  EXPECT_LT(r.last_eval->mlm_loss, std::log(30000.0) - 2.0);
+  EXPECT_GT(r.last_eval->examples, 0);
+
+  for (const char* f : {"config.yaml", "train.log", "metrics.jsonl", "final/config.json", "final/model.safetensors",
+                        "final/spiece.model"})
+    EXPECT_TRUE(test::file_exists(dir + "/" + f)) << f;
+  // Retention: the last checkpoint (60) and the best (lowest eval MLM loss; 60 too, or 30).
+  auto kept = train::CheckpointStore(dir + "/checkpoints").list();
+  EXPECT_GE(kept.size(), 1u);
+  EXPECT_LE(kept.size(), 2u);
+  EXPECT_EQ(kept.back().step, 60);
+  // metrics.jsonl: train events with the documented fields, eval events.
+  std::ifstream in(dir + "/metrics.jsonl");
+  std::string line;
+  int train_events = 0, eval_events = 0;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event"] == "train") {
+      ++train_events;
+      for (const char* k : {"loss", "mlm_loss", "sop_loss", "lr", "grad_norm", "tokens_per_s"})
+        EXPECT_TRUE(j.contains(k)) << k;
+    }
+    if (j["event"] == "eval") {
+      ++eval_events;
+      for (const char* k : {"mlm_loss", "mlm_accuracy", "sop_loss", "sop_accuracy"}) EXPECT_TRUE(j.contains(k)) << k;
+    }
+  }
+  EXPECT_EQ(train_events, 6);
+  EXPECT_EQ(eval_events, 2);
+  // The resolved config loads back to the same run settings.
+  auto back = config::load_config(dir + "/config.yaml");
+  EXPECT_EQ(back.training.steps, 60);
+  EXPECT_EQ(back.model.hidden_size, cfg.model.hidden_size);
+}
+
+TEST_F(PretrainITest, CommandLineRunAndResume) {
+  const auto dir = test::make_temp_dir("run_cli") + "/run";
+  const std::string exe = test::bin_dir() + "/tisa-train";
+  std::vector<std::string> argv = {exe, "pretrain", "--config", test::source_dir() + "/configs/pretrain/tiny.yaml",
+                                   "--set", "data.dataset=" + dataset_, "--set", "training.steps=4",
+                                   "--set", "training.batch_size=4", "--set", "training.threads=1",
+                                   "--set", "schedule.warmup_steps=2",
+                                   "--run-dir", dir};
+  ASSERT_EQ(run_child(argv), 0);
+  EXPECT_TRUE(test::file_exists(dir + "/final/model.safetensors"));
+  EXPECT_TRUE(test::file_exists(dir + "/checkpoints/step-000004/manifest.json"));
+  // Resuming a finished run is allowed (nothing left to do) and takes the run's own config.
+  ASSERT_EQ(run_child({exe, "pretrain", "--run-dir", dir, "--resume"}), 0);
+  // A differing architecture is refused with exit code 1.
+  EXPECT_EQ(run_child({exe, "pretrain", "--run-dir", dir, "--resume", "--set", "model.hidden_size=128"}), 1);
+}
+
+}  // namespace

@@ -1,0 +1,149 @@
+// PretrainStep (one update) and the architecture check of resume: hand-made batches on the tiny
+// model, the NaN path leaves weights untouched, accumulation of identical micro-batches equals one.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "common/error.h"
+#include "config/config.h"
+#include "model/albert.h"
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+#include "train/architecture_check.h"
+#include "train/pretrain_step.h"
+
+namespace {
+
+using namespace tisa;
+
+config::Config tiny_config() {
+  config::Config c;
+  c.model.vocab_size = 50;
+  c.model.embedding_size = 8;
+  c.model.hidden_size = 16;
+  c.model.num_hidden_layers = 2;
+  c.model.num_attention_heads = 2;
+  c.model.intermediate_size = 32;
+  c.model.max_position_embeddings = 16;
+  c.model.classifier_dropout_prob = 0.0;  // the SOP head's dropout would make runs depend on RNG use
+  c.optimizer.lr = 0.01;
+  c.schedule.type = config::ScheduleType::kConstant;
+  return c;
+}
+
+// Two examples of 6 and 4 tokens padded to 6, two masked positions each.
+data::PretrainBatch hand_batch() {
+  data::PretrainBatch b;
+  b.batch_size = 2;
+  b.seq_len = 6;
+  b.input_ids = {2, 10, 4, 3, 12, 3, /**/ 2, 4, 3, 3, 0, 0};
+  b.token_type_ids = {0, 0, 0, 0, 1, 1, /**/ 0, 0, 0, 1, 0, 0};
+  b.attention_mask = {1, 1, 1, 1, 1, 1, /**/ 1, 1, 1, 1, 0, 0};
+  b.lengths = {6, 4};
+  b.masked_positions = {2, 4, 7, 8};
+  b.masked_labels = {11, 12, 20, 3};
+  b.sop_labels = {1, 0};
+  b.num_tokens = 10;
+  return b;
+}
+
+struct Fixture {
+  config::Config cfg = tiny_config();
+  model::AlbertForPreTraining model{nullptr};
+  std::unique_ptr<optim::Optimizer> opt;
+  std::unique_ptr<optim::LrSchedule> schedule;
+  std::unique_ptr<train::PretrainStep> step;
+  // eps: LAMB/Adam's first update is ~sign(g) and amplifies rounding in tiny gradients; a large
+  // eps makes the update linear in g so that two ways of computing g compare with a tolerance.
+  explicit Fixture(double eps = 1e-6) {
+    cfg.optimizer.eps = eps;
+    torch::manual_seed(1);
+    model = model::AlbertForPreTraining(cfg.model);
+    optim::NamedParams params;
+    for (const auto& p : model->named_parameters()) params.emplace_back(p.key(), p.value());
+    opt = optim::make_optimizer(cfg.optimizer, params);
+    schedule = std::make_unique<optim::LrSchedule>(cfg.schedule, cfg.optimizer.lr, 10);
+    step = std::make_unique<train::PretrainStep>(model, *opt, *schedule, 1.0, torch::kCPU, config::Precision::kFp32);
+  }
+  std::vector<torch::Tensor> snapshot() const {
+    std::vector<torch::Tensor> out;
+    for (const auto& p : model->parameters()) out.push_back(p.detach().clone());
+    return out;
+  }
+};
+
+TEST(PretrainStepTest, UpdateChangesWeightsAndLossIsMlmPlusSop) {
+  Fixture f;
+  auto before = f.snapshot();
+  auto r = (*f.step)({hand_batch()}, 0);
+  EXPECT_TRUE(r.applied);
+  EXPECT_NEAR(r.loss, r.mlm_loss + r.sop_loss, 1e-5);
+  // Untrained: MLM loss near ln(V) = ln 50, SOP near ln 2.
+  EXPECT_NEAR(r.mlm_loss, std::log(50.0), 1.0);
+  EXPECT_NEAR(r.sop_loss, std::log(2.0), 0.5);
+  EXPECT_GT(r.grad_norm, 0.0);
+  EXPECT_EQ(r.tokens, 10);
+  EXPECT_EQ(f.opt->num_updates(), 1);
+  auto after = f.snapshot();
+  int changed = 0;
+  for (size_t i = 0; i < before.size(); ++i) changed += !torch::equal(before[i], after[i]);
+  EXPECT_GT(changed, 0);
+  for (const auto& p : f.model->parameters()) EXPECT_FALSE(p.grad().defined()) << "gradients must be freed";
+}
+
+TEST(PretrainStepTest, NanLossSkipsTheUpdate) {
+  Fixture f;
+  f.step->loss_hook = [](int64_t, torch::Tensor& loss) { loss = loss * std::nan(""); };
+  auto before = f.snapshot();
+  auto r = (*f.step)({hand_batch()}, 0);
+  EXPECT_FALSE(r.applied);
+  EXPECT_TRUE(std::isnan(r.loss));
+  EXPECT_EQ(f.opt->num_updates(), 0);
+  auto after = f.snapshot();
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_TRUE(torch::equal(before[i], after[i]));
+}
+
+TEST(PretrainStepTest, AccumulatingIdenticalMicroBatchesEqualsOne) {
+  Fixture a(1.0), b(1.0);
+  (*a.step)({hand_batch()}, 0);
+  (*b.step)({hand_batch(), hand_batch()}, 0);
+  auto pa = a.snapshot(), pb = b.snapshot();
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::allclose(pa[i], pb[i], 1e-5, 1e-7)) << i;
+}
+
+TEST(PretrainStepTest, MaskedPositionsOnlyDecideTheMlmLoss) {
+  // Changing a label of an unmasked position changes nothing; changing a masked label does.
+  Fixture f;
+  f.model->eval();
+  auto b = train::to_device(hand_batch(), torch::kCPU);
+  torch::NoGradGuard ng;
+  auto l1 = train::pretraining_losses(f.model, b).mlm.item<double>();
+  b.masked_labels[0] = 30;
+  auto l2 = train::pretraining_losses(f.model, b).mlm.item<double>();
+  EXPECT_NE(l1, l2);
+}
+
+TEST(ArchitectureCheckTest, DifferingArchitectureKeyIsNamed) {
+  config::ModelConfig ckpt = tiny_config().model, want = ckpt;
+  want.hidden_size = 32;
+  want.position.relative = config::RelativeScheme::kTisa;
+  try {
+    train::reconcile_model_config(ckpt, want, "run/checkpoints/step-000010");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("model.hidden_size: the checkpoint run/checkpoints/step-000010 has 16, the config says 32"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("model.position.relative"), std::string::npos) << msg;
+  }
+}
+
+TEST(ArchitectureCheckTest, TrainingTimeKeysMayDifferAndComeFromTheConfig) {
+  config::ModelConfig ckpt = tiny_config().model, want = ckpt;
+  want.hidden_dropout_prob = 0.1;
+  auto out = train::reconcile_model_config(ckpt, want, "x");
+  EXPECT_EQ(out.hidden_dropout_prob, 0.1);
+  EXPECT_EQ(out.hidden_size, 16);
+}
+
+}  // namespace
