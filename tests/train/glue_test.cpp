@@ -1,0 +1,153 @@
+// Unit tests of the GLUE fine-tuning pieces that do not need a model: seed summaries, batching,
+// sampling, the task table, step/warmup resolution and the per-task defaults.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <set>
+
+#include "common/error.h"
+#include "config/config_loader.h"
+#include "data/glue_tsv.h"
+#include "glue/finetune.h"
+#include "glue/glue_batches.h"
+#include "glue/glue_runner.h"
+#include "glue/glue_tasks.h"
+#include "glue/seed_summary.h"
+#include "support/test_paths.h"
+
+using namespace tisa;
+
+TEST(GlueSeedSummary, MeanSampleStdAndMedianByHand) {
+  // acc over 4 seeds: 0.5, 0.7, 0.6, 0.8 → mean 0.65, median 0.65,
+  // sample std sqrt(((.15² + .05² + .05² + .15²)/3)) = sqrt(0.05/3).
+  std::vector<std::map<std::string, double>> runs = {
+      {{"acc", 0.5}, {"f1", 1.0}}, {{"acc", 0.7}, {"f1", 2.0}}, {{"acc", 0.6}, {"f1", 4.0}}, {{"acc", 0.8}}};
+  auto s = glue::summarize_runs(runs);
+  EXPECT_NEAR(s["acc"].mean, 0.65, 1e-12);
+  EXPECT_NEAR(s["acc"].median, 0.65, 1e-12);
+  EXPECT_NEAR(s["acc"].std, std::sqrt(0.05 / 3.0), 1e-12);
+  EXPECT_EQ(s["acc"].runs, 4u);
+  EXPECT_NEAR(s["f1"].median, 2.0, 1e-12);  // odd count: the middle value
+  EXPECT_EQ(s["f1"].runs, 3u);
+  auto one = glue::summarize_runs({{{"mcc", 0.3}}});
+  EXPECT_EQ(one["mcc"].std, 0.0);
+  auto j = glue::summary_to_json(s);
+  EXPECT_NEAR(j["acc"]["std"].get<double>(), std::sqrt(0.05 / 3.0), 1e-12);
+  auto table = glue::format_summary_table("SST-2", s);
+  EXPECT_NE(table.find("0.6500"), std::string::npos) << table;
+}
+
+TEST(GlueBatches, DynamicPaddingMaskAndLabels) {
+  data::GlueEncodedSplit s;
+  s.split = "dev";
+  s.has_labels = true;
+  s.add({2, 10, 3}, {0, 0, 0}, 1.0f, 0, 2);
+  s.add({2, 11, 12, 3, 13, 3}, {0, 0, 0, 0, 1, 1}, 0.0f, 1, 3);
+  auto b = glue::make_glue_batch(s, {0, 1}, /*pad_id=*/0, torch::kCPU);
+  ASSERT_EQ(b.input_ids.sizes(), (std::vector<int64_t>{2, 6}));
+  EXPECT_EQ(b.input_ids[0][3].item<int64_t>(), 0);
+  EXPECT_EQ(b.attention_mask[0].sum().item<int64_t>(), 3);
+  EXPECT_EQ(b.attention_mask[1].sum().item<int64_t>(), 6);
+  EXPECT_EQ(b.token_type_ids[1][4].item<int64_t>(), 1);
+  EXPECT_EQ(b.labels.scalar_type(), torch::kInt64);
+  EXPECT_EQ(b.labels[0].item<int64_t>(), 1);
+  s.regression = true;
+  auto r = glue::make_glue_batch(s, {1}, 0, torch::kCPU);
+  EXPECT_EQ(r.labels.scalar_type(), torch::kFloat32);
+  data::GlueEncodedSplit t = s;
+  t.has_labels = false;
+  EXPECT_FALSE(glue::make_glue_batch(t, {0}, 0, torch::kCPU).labels.defined());
+}
+
+TEST(GlueBatches, SamplerCoversEveryExampleOncePerEpochAndIsSeeded) {
+  glue::GlueSampler a(10, 7), b(10, 7), c(10, 8);
+  std::set<size_t> seen;
+  std::vector<size_t> first;
+  for (int i = 0; i < 5; ++i)
+    for (size_t r : a.next(2)) {
+      seen.insert(r);
+      first.push_back(r);
+    }
+  EXPECT_EQ(seen.size(), 10u);
+  EXPECT_EQ(a.epoch(), 0);
+  a.next(1);
+  EXPECT_EQ(a.epoch(), 1);
+  std::vector<size_t> again;
+  for (int i = 0; i < 5; ++i)
+    for (size_t r : b.next(2)) again.push_back(r);
+  EXPECT_EQ(first, again);
+  std::vector<size_t> other;
+  for (int i = 0; i < 5; ++i)
+    for (size_t r : c.next(2)) other.push_back(r);
+  EXPECT_NE(first, other);
+}
+
+TEST(GlueBatches, EvalBatchesAreLengthSortedAndComplete) {
+  data::GlueEncodedSplit s;
+  for (int n : {5, 2, 9, 3, 7}) s.add(std::vector<int32_t>(n, 1), std::vector<int32_t>(n, 0), 0.0f, 0, 0);
+  auto batches = glue::eval_batches(s, 2);
+  ASSERT_EQ(batches.size(), 3u);
+  EXPECT_EQ(batches[0], (std::vector<size_t>{1, 3}));
+  EXPECT_EQ(batches[2], (std::vector<size_t>{2}));
+}
+
+TEST(GlueTasks, TableFollowsSpecAndTsvLabels) {
+  EXPECT_EQ(glue::glue_task_names().size(), 9u);
+  EXPECT_EQ(glue::glue_task("sst2").name, "SST-2");
+  EXPECT_EQ(glue::glue_task("sts-b").num_labels(), 1);
+  const auto& mnli = glue::glue_task("MNLI");
+  EXPECT_EQ(mnli.labels, (std::vector<std::string>{"contradiction", "entailment", "neutral"}));
+  EXPECT_EQ(mnli.dev_splits, (std::vector<std::string>{"dev_matched", "dev_mismatched"}));
+  ASSERT_EQ(mnli.test_splits.size(), 3u);
+  EXPECT_EQ(mnli.test_splits[0].leaderboard, "MNLI-m.tsv");
+  EXPECT_EQ(mnli.test_splits[1].leaderboard, "MNLI-mm.tsv");
+  EXPECT_EQ(mnli.test_splits[2].leaderboard, "AX.tsv");
+  EXPECT_EQ(glue::metrics_task_for_split(mnli, "dev_mismatched"), "mnli-mm");
+  EXPECT_EQ(glue::glue_task("RTE").labels, (std::vector<std::string>{"entailment", "not_entailment"}));
+  EXPECT_EQ(glue::glue_task("CoLA").main_metric, "mcc");
+  EXPECT_THROW(glue::glue_task("SQuAD"), Error);
+}
+
+TEST(GlueSteps, StepsFromEpochsAndWarmupFromFraction) {
+  config::GlueConfig g;
+  g.steps = 0;
+  g.epochs = 3;
+  g.batch_size = 32;
+  EXPECT_EQ(glue::resolve_glue_steps(g, 100), 10);  // ceil(300 / 32)
+  g.steps = 800;
+  EXPECT_EQ(glue::resolve_glue_steps(g, 100), 800);
+  g.warmup_steps = 0;
+  g.warmup_fraction = 0.1;
+  EXPECT_EQ(glue::resolve_glue_warmup(g, 801), 81);
+  g.warmup_steps = 200;
+  EXPECT_EQ(glue::resolve_glue_warmup(g, 800), 200);
+}
+
+// The built-in fallback and configs/glue/<TASK>.yaml must give the same settings.
+TEST(GlueDefaults, BuiltInDefaultsMatchTheConfigFiles) {
+  for (const auto& task : glue::glue_task_names()) {
+    const std::string file = test::source_dir() + "/configs/glue/" + task + ".yaml";
+    ASSERT_TRUE(test::file_exists(file)) << file;
+    auto from_file = config::load_config(file).glue;
+    auto builtin = config::config_from_overrides(glue::builtin_task_defaults(task)).glue;
+    EXPECT_EQ(from_file.task, task);
+    EXPECT_EQ(builtin.task, task);
+    EXPECT_DOUBLE_EQ(from_file.lr, builtin.lr) << task;
+    EXPECT_EQ(from_file.batch_size, builtin.batch_size) << task;
+    EXPECT_EQ(from_file.steps, builtin.steps) << task;
+    EXPECT_EQ(from_file.warmup_steps, builtin.warmup_steps) << task;
+    EXPECT_EQ(from_file.max_length, builtin.max_length) << task;
+    EXPECT_DOUBLE_EQ(from_file.classifier_dropout, builtin.classifier_dropout) << task;
+  }
+  // Spot checks against ALBERT's run_glue.sh.
+  auto cola = config::config_from_overrides(glue::builtin_task_defaults("CoLA")).glue;
+  EXPECT_DOUBLE_EQ(cola.lr, 1e-5);
+  EXPECT_EQ(cola.batch_size, 16);
+  EXPECT_EQ(cola.steps, 5336);
+  EXPECT_EQ(cola.warmup_steps, 320);
+  auto mnli = config::config_from_overrides(glue::builtin_task_defaults("MNLI")).glue;
+  EXPECT_DOUBLE_EQ(mnli.lr, 3e-5);
+  EXPECT_EQ(mnli.batch_size, 128);
+  EXPECT_EQ(mnli.steps, 10000);
+}
