@@ -7,12 +7,15 @@
 int main(int argc, char** argv) {
   return tisa::cli::run_cli_main("tisa-train", "tisa-train model tools", argc, argv, [](CLI::App& app) {
     tisa::cli::add_version_command(app);
+    tisa::cli::add_glue_command(app);
+    tisa::cli::add_eval_command(app);
+    tisa::cli::add_predict_command(app);
     tisa::cli::add_analyze_command(app);
     tisa::cli::add_plot_command(app);
+    tisa::cli::add_bench_command(app);
     tisa::cli::add_model_command(app);
     tisa::cli::add_pretrain_command(app);
     tisa::cli::add_eval_mlm_command(app);
     tisa::cli::add_report_command(app);
-    tisa::cli::add_bench_command(app);
   });
 }
