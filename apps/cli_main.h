@@ -26,7 +26,9 @@ inline int run_cli_main(const char* name, const char* description, int argc, cha
     logging::init_console("info");
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message (or the help); every usage error maps to one documented code.
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
   } catch (const Error& e) {
     spdlog::error("{}", e.what());
     return kExitError;
