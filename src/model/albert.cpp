@@ -125,7 +125,13 @@ AlbertLayerImpl::AlbertLayerImpl(const config::ModelConfig& c) : activation(c.hi
 torch::Tensor AlbertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& additive_mask,
                                        RelativeSchemeImpl* scheme, torch::Tensor* probs_out) {
   auto a = attention(x, additive_mask, scheme, probs_out);
-  auto h = ffn_output(model::activation(activation, ffn(a)));
+  auto f = ffn(a);  // [B, L, I]; bfloat16 under CPU autocast
+  // LibTorch's bf16 GELU on CPU is ~2x slower than fp32 in forward and backward (docs/perf,
+  // "bf16 GELU"): evaluate the activation in fp32 and hand ffn_output the original dtype.
+  auto act = f.scalar_type() == torch::kBFloat16 && f.device().is_cpu()
+                 ? model::activation(activation, f.to(torch::kFloat)).to(torch::kBFloat16)
+                 : model::activation(activation, f);
+  auto h = ffn_output(act);
   return layer_norm(full_layer_layer_norm, a + dropout(h));
 }
 
