@@ -1,0 +1,137 @@
+// End-to-end: scripts/reproduce_paper.sh --scale smoke on the bundled sample (alice.txt and a
+// small slice of the bundled SST-2) with 3 seeds writes the results table with every variant,
+// the positional parameter counts of SPEC §1/§2, GLUE median/std over the seeds and the length
+// columns (absolute past its 128-row table: n/a); a second call resumes (skips finished stages,
+// re-runs removed ones, continues a pretraining from its checkpoint); other settings in the same
+// folder are refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/test_paths.h"
+
+namespace {
+
+using tisa::test::bin_dir;
+using tisa::test::file_exists;
+using tisa::test::make_temp_dir;
+using tisa::test::source_dir;
+namespace stdfs = std::filesystem;
+
+int run(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The first `rows` data rows (plus the header) of `src` into `dst`.
+void head_tsv(const std::string& src, const std::string& dst, int rows) {
+  std::ifstream in(src);
+  std::ofstream out(dst);
+  std::string line;
+  for (int i = 0; i <= rows && std::getline(in, line); ++i) out << line << "\n";
+}
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+}  // namespace
+
+TEST(ReproduceSmoke, WritesTheTableAndResumes) {
+  const std::string script = source_dir() + "/scripts/reproduce_paper.sh";
+  const std::string corpus = source_dir() + "/data/sample/corpus/alice.txt";
+  const std::string sst2 = source_dir() + "/data/sample/glue/SST-2";
+  for (const auto& f : {script, corpus, sst2 + "/train.tsv", sst2 + "/dev.tsv"})
+    if (!file_exists(f)) GTEST_SKIP() << "needed file not found: " << f;
+  if (run("command -v bash > /dev/null") != 0) GTEST_SKIP() << "bash not found";
+
+  const std::string dir = make_temp_dir("reproduce_smoke"), glue = dir + "/glue", out = dir + "/out";
+  stdfs::create_directories(glue + "/SST-2");
+  head_tsv(sst2 + "/train.tsv", glue + "/SST-2/train.tsv", 160);
+  head_tsv(sst2 + "/dev.tsv", glue + "/SST-2/dev.tsv", 64);
+  const std::string base = "bash " + script + " --scale smoke --glue-dir " + glue + " --corpus " + corpus +
+                           " --out " + out + " --bin " + bin_dir();
+
+  ASSERT_EQ(run(base + " --seeds 1,2,3 > " + dir + "/log1.txt 2>&1"), 0) << slurp(dir + "/log1.txt");
+  const std::string md = slurp(out + "/results.md");
+  ASSERT_FALSE(md.empty()) << slurp(dir + "/log1.txt");
+  for (const char* row : {"| absolute |", "| absolute_tisa |", "| tisa |", "| shaw |", "| none |"})
+    EXPECT_TRUE(contains(md, row)) << row << "\n" << md;
+  EXPECT_TRUE(contains(md, "L=64 (1×)")) << md;
+  EXPECT_TRUE(contains(md, "L=256 (4×)")) << md;
+  EXPECT_TRUE(contains(md, "n/a: absolute table has 128 rows")) << md;
+  EXPECT_TRUE(contains(md, "SST-2")) << md;
+  EXPECT_TRUE(contains(md, "- command: scripts/reproduce_paper.sh --scale smoke")) << md;
+
+  const auto r = nlohmann::json::parse(slurp(out + "/results.json"));
+  EXPECT_EQ(r["tasks"], nlohmann::json({"SST-2"}));
+  ASSERT_EQ(r["variants"].size(), 5u);
+  // Tiny ALBERT (E 32, H 64, 2 layers, 2 heads, d 32) with P = 128: absolute P·E = 4096;
+  // TISA 3·S·H·L = 3·5·2·2 = 60; Shaw 2·(2k+1)·d·L = 2·33·32·2 = 4224.
+  const std::map<std::string, int64_t> expected_params = {
+      {"absolute", 4096}, {"absolute_tisa", 4156}, {"tisa", 60}, {"shaw", 4224}, {"none", 0}};
+  for (const auto& v : r["variants"]) {
+    const std::string name = v["name"];
+    SCOPED_TRACE(name);
+    EXPECT_EQ(v["positional_parameters"].get<int64_t>(), expected_params.at(name));
+    EXPECT_TRUE(v["pretrained"].get<bool>());
+    EXPECT_EQ(v["pretrain_eval"]["step"], 20);
+    ASSERT_TRUE(v["glue"].contains("SST-2"));
+    const auto& g = v["glue"]["SST-2"];
+    EXPECT_EQ(g["seeds"], nlohmann::json({1, 2, 3}));
+    EXPECT_EQ(g["main_metric"], "acc");
+    for (const auto& x : g["values"]) {
+      EXPECT_GE(x.get<double>(), 0.0);
+      EXPECT_LE(x.get<double>(), 1.0);
+    }
+    EXPECT_EQ(v["glue_average"]["n"], 3);
+    ASSERT_EQ(v["length"].size(), 3u);
+    const bool absolute = name == "absolute" || name == "absolute_tisa";
+    for (int i = 0; i < 3; ++i) {
+      const auto& row = v["length"][i];
+      EXPECT_EQ(row["seq_length"], 64 << i);
+      const bool available = !(absolute && i == 2);
+      EXPECT_EQ(row["available"].get<bool>(), available) << row.dump();
+      if (available) {
+        EXPECT_TRUE(std::isfinite(row["mlm_loss"].get<double>()));
+        EXPECT_GT(row["examples"].get<int64_t>(), 0);
+      } else {
+        EXPECT_EQ(row["reason"], "n/a: absolute table has 128 rows");
+      }
+    }
+  }
+
+  // Resume: finished stages are skipped; removed ones run again; a pretraining whose final model
+  // is gone continues from its checkpoint.
+  stdfs::remove(out + "/stages/glue-none-SST-2.done");
+  stdfs::remove(out + "/stages/length-tisa.done");
+  stdfs::remove(out + "/stages/pretrain-shaw.done");
+  stdfs::remove_all(out + "/pretrain/shaw/final");
+  stdfs::remove(out + "/results.md");
+  ASSERT_EQ(run(base + " --seeds 1,2,3 > " + dir + "/log2.txt 2>&1"), 0) << slurp(dir + "/log2.txt");
+  const std::string log2 = slurp(dir + "/log2.txt");
+  EXPECT_TRUE(contains(log2, "skip tokenizer (done)")) << log2;
+  EXPECT_TRUE(contains(log2, "skip pretrain-absolute (done)")) << log2;
+  EXPECT_TRUE(contains(log2, "skip glue-tisa-SST-2 (done)")) << log2;
+  EXPECT_TRUE(contains(log2, "=== pretrain-shaw")) << log2;
+  EXPECT_TRUE(contains(log2, "resuming")) << log2;
+  EXPECT_TRUE(contains(log2, "=== length-tisa")) << log2;
+  EXPECT_TRUE(contains(log2, "=== glue-none-SST-2")) << log2;
+  EXPECT_FALSE(contains(log2, "=== pretrain-absolute")) << log2;
+  EXPECT_TRUE(file_exists(out + "/pretrain/shaw/final/model.safetensors"));
+  EXPECT_TRUE(file_exists(out + "/results.md"));
+
+  // The same folder with other settings is refused.
+  EXPECT_NE(run(base + " --seeds 1,2 > " + dir + "/log3.txt 2>&1"), 0);
+  EXPECT_TRUE(contains(slurp(dir + "/log3.txt"), "made with other settings")) << slurp(dir + "/log3.txt");
+}

@@ -1,0 +1,169 @@
+// The paper reproduction's results table (src/analysis/paper_report.h) on a hand-made folder:
+// positional parameter counts of SPEC §1/§2 for ALBERT-base sizes, median/std over seeds, the
+// per-seed GLUE average over tasks (only seeds every task has), length rows with n/a, and the
+// Markdown cells. All expected numbers are computed by hand in the comments.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "analysis/paper_report.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "config/config.h"
+#include "model/hf_checkpoint.h"
+#include "support/test_paths.h"
+
+namespace tisa::analysis {
+namespace {
+using nlohmann::json;
+
+TEST(PaperReport, SeedStats) {
+  auto s = seed_stats({3, 1, 2});
+  EXPECT_DOUBLE_EQ(s.median, 2);
+  EXPECT_DOUBLE_EQ(s.mean, 2);
+  EXPECT_DOUBLE_EQ(s.std, 1);  // sqrt((1 + 1 + 0) / 2)
+  EXPECT_EQ(s.n, 3u);
+  s = seed_stats({4, 1, 2, 10});
+  EXPECT_DOUBLE_EQ(s.median, 3);
+  EXPECT_DOUBLE_EQ(s.mean, 4.25);
+  s = seed_stats({0.5});
+  EXPECT_DOUBLE_EQ(s.median, 0.5);
+  EXPECT_DOUBLE_EQ(s.std, 0);
+  EXPECT_THROW(seed_stats({}), Error);
+}
+
+// ALBERT-base sizes (SPEC §3) with the variant's position scheme.
+config::ModelConfig base_model(bool absolute, config::RelativeScheme relative) {
+  config::ModelConfig m;  // defaults: albert-base-v2
+  m.position.absolute = absolute;
+  m.position.relative = relative;
+  return m;
+}
+
+void write_variant(const std::string& dir, const std::string& name, const config::ModelConfig& m) {
+  const std::string final_dir = dir + "/pretrain/" + name + "/final";
+  fs::create_directories(final_dir);
+  fs::write_file_atomic(final_dir + "/config.json", model::hf_config_json(m, model::kPretrainingArchitecture, 2));
+  fs::write_file_atomic(final_dir + "/model.safetensors", "not read by the report");
+}
+
+void write_glue(const std::string& dir, const std::string& variant, const std::string& task, const std::string& metric,
+                const std::vector<std::pair<int64_t, double>>& seed_values) {
+  json runs = json::array();
+  for (const auto& [seed, value] : seed_values)
+    runs.push_back({{"seed", seed}, {"metrics", {{metric, value}, {"other", 0.0}}}, {"run_dir", "x"}});
+  json r = {{"task", task}, {"main_metric", metric}, {"runs", runs}, {"summary", json::object()}};
+  fs::create_directories(dir + "/glue/" + variant + "/" + task);
+  fs::write_file_atomic(dir + "/glue/" + variant + "/" + task + "/results.json", r.dump(2));
+}
+
+TEST(PaperReport, CollectsAndFormats) {
+  const std::string dir = test::make_temp_dir("paper_report");
+  write_variant(dir, "absolute", base_model(true, config::RelativeScheme::kNone));
+  write_variant(dir, "absolute_tisa", base_model(true, config::RelativeScheme::kTisa));
+  write_variant(dir, "tisa", base_model(false, config::RelativeScheme::kTisa));
+  write_variant(dir, "shaw", base_model(false, config::RelativeScheme::kShaw));
+  write_variant(dir, "none", base_model(false, config::RelativeScheme::kNone));
+
+  write_glue(dir, "absolute", "RTE", "acc", {{1, 0.69}, {2, 0.70}, {3, 0.71}});
+  write_glue(dir, "absolute", "MRPC", "acc_and_f1", {{1, 0.80}, {2, 0.84}, {3, 0.82}});
+  write_glue(dir, "tisa", "RTE", "acc", {{1, 0.60}, {2, 0.62}, {3, 0.64}});
+  write_glue(dir, "tisa", "MRPC", "acc_and_f1", {{1, 0.70}, {2, 0.74}});  // seed 3 missing
+
+  json abs_len = {{"lengths",
+                   {{{"seq_length", 512}, {"available", true}, {"mlm_loss", 2.5}, {"mlm_accuracy", 0.5}, {"sop_accuracy", 0.9}},
+                    {{"seq_length", 1024}, {"available", false}, {"reason", "n/a: absolute table has 512 rows"}}}}};
+  json tisa_len = {{"lengths",
+                    {{{"seq_length", 512}, {"available", true}, {"mlm_loss", 2.25}, {"mlm_accuracy", 0.55}, {"sop_accuracy", 0.8}},
+                     {{"seq_length", 1024}, {"available", true}, {"mlm_loss", 2.75}, {"mlm_accuracy", 0.45}, {"sop_accuracy", 0.7}}}}};
+  fs::create_directories(dir + "/length");
+  fs::write_file_atomic(dir + "/length/absolute.json", abs_len.dump());
+  fs::write_file_atomic(dir + "/length/tisa.json", tisa_len.dump());
+  fs::write_file_atomic(dir + "/pretrain/absolute/metrics.jsonl",
+                        "{\"event\":\"train\",\"step\":10,\"loss\":9}\n"
+                        "{\"event\":\"eval\",\"step\":10,\"mlm_loss\":4.0,\"mlm_accuracy\":0.2,\"sop_accuracy\":0.6}\n"
+                        "{\"event\":\"eval\",\"step\":20,\"mlm_loss\":3.0,\"mlm_accuracy\":0.3,\"sop_accuracy\":0.7}\n"
+                        "{\"event\":\"ev");  // a line cut by a crash is ignored
+
+  PaperReportOptions o;
+  o.dir = dir;
+  o.meta = {{"scale", "test"}, {"machine", "here"}};
+  const json r = collect_paper_results(o);
+  EXPECT_EQ(r["tasks"], json({"MRPC", "RTE"}));  // GLUE table order
+  const auto& v = r["variants"];
+  ASSERT_EQ(v.size(), 5u);
+  // Variant order of the paper's table, whatever the folder order.
+  EXPECT_EQ(v[0]["name"], "absolute");
+  EXPECT_EQ(v[1]["name"], "absolute_tisa");
+  EXPECT_EQ(v[2]["name"], "tisa");
+  EXPECT_EQ(v[3]["name"], "shaw");
+  EXPECT_EQ(v[4]["name"], "none");
+  // Positional parameters (SPEC §1, §2), ALBERT-base: P·E = 512·128; TISA 3·S·H·L = 3·5·12·12;
+  // Shaw 2·(2k+1)·d·L = 2·33·64·12.
+  EXPECT_EQ(v[0]["positional_parameters"], 65536);
+  EXPECT_EQ(v[1]["positional_parameters"], 65536 + 2160);
+  EXPECT_EQ(v[2]["positional_parameters"], 2160);
+  EXPECT_EQ(v[3]["positional_parameters"], 50688);
+  EXPECT_EQ(v[4]["positional_parameters"], 0);
+  EXPECT_EQ(v[4]["position"], "none");
+  EXPECT_EQ(v[3]["position"], "shaw (k=16, keys+values, per layer)");
+
+  const auto& rte = v[0]["glue"]["RTE"];
+  EXPECT_NEAR(rte["median"].get<double>(), 0.70, 1e-12);
+  EXPECT_NEAR(rte["std"].get<double>(), 0.01, 1e-12);
+  EXPECT_EQ(rte["main_metric"], "acc");
+  // Per-seed averages (0.745, 0.77, 0.765): median 0.765, std sqrt(0.000175).
+  const auto& avg = v[0]["glue_average"];
+  EXPECT_NEAR(avg["median"].get<double>(), 0.765, 1e-12);
+  EXPECT_NEAR(avg["std"].get<double>(), std::sqrt(0.000175), 1e-12);
+  EXPECT_EQ(avg["n"], 3);
+  // tisa: only seeds 1 and 2 are in both tasks: (0.65, 0.68) → median 0.665.
+  const auto& tavg = v[2]["glue_average"];
+  EXPECT_EQ(tavg["seeds"], json({1, 2}));
+  EXPECT_NEAR(tavg["median"].get<double>(), 0.665, 1e-12);
+  EXPECT_FALSE(v[1].contains("glue_average"));
+  EXPECT_EQ(v[0]["pretrain_eval"]["step"], 20);
+  EXPECT_DOUBLE_EQ(v[0]["pretrain_eval"]["mlm_loss"].get<double>(), 3.0);
+
+  const std::string md = paper_results_markdown(r);
+  EXPECT_NE(md.find("scale test"), std::string::npos);
+  EXPECT_NE(md.find("- machine: here"), std::string::npos);
+  EXPECT_NE(md.find("| absolute | absolute (P=512) | 65,536 | 82.0 ± 2.0 | 70.0 ± 1.0 | 76.5 ± 1.3 | 2.500 | "
+                    "n/a: absolute table has 512 rows |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| tisa | tisa (S=5, per layer) | 2,160 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| L=512 (1×) | L=1024 (2×) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("2.250 / 55.0 / 80.0"), std::string::npos) << md;
+  EXPECT_NE(md.find("| none | none | 0 | — | — | — | — | — |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| absolute | 20 | 3.000 | 30.0 | 70.0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| tisa | MRPC | acc_and_f1 | 1,2 | 70.0, 74.0 |"), std::string::npos) << md;
+}
+
+TEST(PaperReport, ExplicitVariantsAndErrors) {
+  const std::string dir = test::make_temp_dir("paper_report2");
+  PaperReportOptions o;
+  o.dir = dir;
+  EXPECT_THROW(collect_paper_results(o), Error);  // nothing there
+  o.dir = dir + "/missing";
+  EXPECT_THROW(collect_paper_results(o), Error);
+  o.dir = dir;
+  o.variants = {"tisa"};  // not run yet: a row of dashes
+  const json r = collect_paper_results(o);
+  ASSERT_EQ(r["variants"].size(), 1u);
+  EXPECT_FALSE(r["variants"][0].contains("positional_parameters"));
+  EXPECT_NE(paper_results_markdown(r).find("| tisa | — | — |"), std::string::npos);
+  // A broken results.json names the file.
+  fs::create_directories(dir + "/glue/tisa/RTE");
+  fs::write_file_atomic(dir + "/glue/tisa/RTE/results.json", "{");
+  try {
+    collect_paper_results(o);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("RTE/results.json"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tisa::analysis
