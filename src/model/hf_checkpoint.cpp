@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 
 const char* const kTokenizerFiles[] = {"spiece.model", "vocab.txt", "tokenizer.json", "tokenizer_config.json",
-                                       "special_tokens_map.json"};
+                                       "special_tokens_map.json", "tisa_tokenizer.json"};
 const char* const kDistanceSuffix = "attention.distance_embedding.weight";
 const char* const kHfPositionTable = "albert.embeddings.position_embeddings.weight";
 const char* const kHfDistanceName = "albert.encoder.albert_layer_groups.0.albert_layers.0.attention.distance_embedding.weight";

@@ -1,6 +1,8 @@
 // Corpus → binary pretraining dataset (see prepare_pretrain.h).
 #include "prep/prepare_pretrain.h"
 
+#include <filesystem>
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -16,6 +18,34 @@
 #include "tisa_build_info.h"
 
 namespace tisa::prep {
+namespace {
+
+// The dataset carries its own copy of the tokenizer (spiece.model or vocab.txt, plus our
+// tisa_tokenizer.json when the tokenizer was a trained directory), so that the trainer can put it
+// beside the final model without depending on the path `prepare` was given.
+void copy_tokenizer_into_dataset(const std::string& tokenizer_path, const std::string& type,
+                                 const std::string& output_dir) {
+  namespace stdfs = std::filesystem;
+  if (stdfs::is_directory(tokenizer_path)) {
+    for (const char* name : {"spiece.model", "vocab.txt", "tisa_tokenizer.json"}) {
+      const auto src = stdfs::path(tokenizer_path) / name;
+      if (stdfs::exists(src)) fs::write_file_atomic((stdfs::path(output_dir) / name).string(), fs::read_file(src.string()));
+    }
+    // A directory holding a single differently named .model: store it under the standard name.
+    if (type == "sentencepiece" && !stdfs::exists(stdfs::path(output_dir) / "spiece.model")) {
+      for (const auto& entry : stdfs::directory_iterator(tokenizer_path))
+        if (entry.path().extension() == ".model") {
+          fs::write_file_atomic((stdfs::path(output_dir) / "spiece.model").string(), fs::read_file(entry.path().string()));
+          break;
+        }
+    }
+    return;
+  }
+  const char* name = type == "wordpiece" ? "vocab.txt" : "spiece.model";
+  fs::write_file_atomic((stdfs::path(output_dir) / name).string(), fs::read_file(tokenizer_path));
+}
+
+}  // namespace
 
 PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const text::Tokenizer& tok) {
   if (o.inputs.empty()) throw Error("prepare pretrain: no --input files");
@@ -113,6 +143,7 @@ PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const te
     }
   }
   report.header = writer.finish();
+  copy_tokenizer_into_dataset(o.tokenizer_path, tok.type(), o.output);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (report.specials_replaced > 0)
     spdlog::warn("[data] {} special-token ids in the text were replaced by unk", report.specials_replaced);

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "analysis/invariance.h"
 #include "common/fs.h"
 #include "common/logging.h"
 #include "common/metrics_writer.h"
@@ -352,9 +353,18 @@ void run_evaluation(Run& run) {
   run.result.last_eval = e;
   spdlog::info("[eval] step {} mlm_loss {:.4f} mlm_acc {:.4f} sop_loss {:.4f} sop_acc {:.4f} ({} examples)",
                run.state.step, e.mlm_loss, e.mlm_accuracy, e.sop_loss, e.sop_accuracy, e.examples);
-  run.metrics->write("eval", run.state.step, {{"mlm_loss", e.mlm_loss}, {"mlm_accuracy", e.mlm_accuracy},
-                                              {"sop_loss", e.sop_loss}, {"sop_accuracy", e.sop_accuracy},
-                                              {"examples", e.examples}, {"predictions", e.predictions}});
+  nlohmann::json values = {{"mlm_loss", e.mlm_loss}, {"mlm_accuracy", e.mlm_accuracy},
+                            {"sop_loss", e.sop_loss},  {"sop_accuracy", e.sop_accuracy},
+                            {"examples", e.examples},  {"predictions", e.predictions}};
+  // Paper §3: the translation invariance of the absolute table grows during training; log it at
+  // every evaluation (models without an absolute table have nothing to measure).
+  const int64_t n = std::min(run.model_cfg.max_position_embeddings, run.cfg.data.max_seq_length);
+  if (auto tau = analysis::model_position_invariance(*run.model, run.model_cfg.num_attention_heads, n)) {
+    values.update(analysis::to_json(*tau));
+    spdlog::info("[eval] step {} tau_gram {:.4f} tau_heads_mean {:.4f}", run.state.step, tau->tau_gram,
+                 tau->tau_heads_mean);
+  }
+  run.metrics->write("eval", run.state.step, values);
 }
 
 void save_checkpoint(Run& run) {
