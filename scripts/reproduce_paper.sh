@@ -127,7 +127,8 @@ SETTINGS="scale=$SCALE
 seeds=$SEEDS
 glue_dir=$GLUE_DIR
 corpus=${CORPUS[*]}
-pretrain_set=${PRETRAIN_SET[*]:-}"
+pretrain_set=${PRETRAIN_SET[*]:-}
+configs=$(cat "$SCALE_DIR"/*.yaml "$SCALE_DIR"/reproduce.env | cksum)"
 if [ -f "$OUT/settings.txt" ]; then
   [ "$(cat "$OUT/settings.txt")" = "$SETTINGS" ] ||
     die "$OUT was made with other settings (see $OUT/settings.txt); use another --out or delete it"
