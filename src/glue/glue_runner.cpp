@@ -134,7 +134,8 @@ nlohmann::json run_one_task(const GlueRunOptions& opt, const std::string& task, 
     }
   }
   auto summary = summarize_runs(runs);
-  std::printf("%s", format_summary_table(task + " (" + std::to_string(seeds.size()) + " seed" +
+  // [dist] rank 0 prints the summary table.
+  if (dist.is_main()) std::printf("%s", format_summary_table(task + " (" + std::to_string(seeds.size()) + " seed" +
                                              (seeds.size() == 1 ? "" : "s") + ", main metric " + main_metric + ")",
                                          summary)
                         .c_str());
@@ -270,7 +271,7 @@ int run_glue_command(const GlueRunOptions& opt) {
     }
     if (main_rank) fs::write_file_atomic((stdfs::path(run_dir) / "results.json").string(), all_results.dump(2) + "\n");
   }
-  if (tasks.size() > 1) {
+  if (tasks.size() > 1 && main_rank) {  // [dist] rank 0 prints the summary
     std::printf("\nGLUE summary (main metric, mean over seeds):\n");
     for (const auto& task : tasks) {
       const auto& r = all_results["tasks"][task];

@@ -3,6 +3,7 @@
 //   - 2 processes × batch 4 give the same losses and weights (1e-5) as 1 process × batch 8;
 //   - a run checkpointed with 2 processes resumes with 1 process (accumulation 2 keeps the
 //     global batch of 8) and ends with the same weights again;
+//   - GLUE fine-tuning with 2 processes (batch split 4 + 4) ends with the one-process weights;
 //   - killing one rank makes the other exit with a [dist] error within the timeout.
 // Every example has the same number of masked positions here (short_seq_prob 0, 5 predictions
 // per 32-token sequence), so the mean of per-rank mean losses equals the full-batch mean.
@@ -169,6 +170,24 @@ TEST_F(DistributedCliITest, TwoProcessesEqualOneWithTheDoubleBatchAndResumeWithO
   auto l3 = train_losses(root + "/switch");
   for (const auto& [step, loss] : l1) EXPECT_NEAR(l3[step], loss, 1e-5) << "step " << step;
   expect_same_weights(root + "/one/final/model.safetensors", root + "/switch/final/model.safetensors", 1e-5);
+
+  // GLUE (SST-2 sample) from the model just trained: glue.batch_size 8 is split 4 + 4 over two
+  // processes; the best model equals the one-process run's.
+  const std::string sample = test::source_dir() + "/data/sample/glue";
+  if (test::file_exists(sample + "/SST-2/train.tsv")) {
+    auto glue_args = [&](const std::string& dir) {
+      return std::vector<std::string>{test::bin_dir() + "/tisa-train", "glue", "--task", "SST-2", "--data-dir", sample,
+                                      "--init", root + "/one/final", "--run-dir", dir, "--set", "glue.steps=4",
+                                      "--set", "glue.batch_size=8", "--set", "glue.classifier_dropout=0", "--set",
+                                      "glue.eval_interval=2", "--set", "glue.max_length=32", "--set",
+                                      "glue.warmup_steps=1", "--set", "training.threads=1"};
+    };
+    ASSERT_EQ(run_child(glue_args(root + "/glue1")), 0);
+    ASSERT_EQ(launch(2, glue_args(root + "/glue2"), root + "/glue2.log"), 0) << read_text(root + "/glue2.log");
+    const std::string seed_dir = "/SST-2/seed-12345/best/model.safetensors";
+    expect_same_weights(root + "/glue1" + seed_dir, root + "/glue2" + seed_dir, 1e-5);
+    EXPECT_TRUE(test::file_exists(root + "/glue2/leaderboard/SST-2.tsv"));
+  }
 
   // A global batch that the processes cannot divide is refused with the rule in the message.
   const int rc = launch(2, pretrain_args(root + "/bad", 4, steps, {"training.global_batch=12"}), root + "/bad.log");
