@@ -9,8 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PRETRAIN_STEPS=300
-GLUE_STEPS=400
+PRETRAIN_STEPS=3000
+GLUE_STEPS=800
 while (($#)); do
   case "$1" in
     --steps) PRETRAIN_STEPS="$2"; shift 2 ;;
@@ -31,18 +31,21 @@ echo "== 1/4 tokenizer: SentencePiece unigram, $VOCAB pieces"
 "$BIN" tokenizer train --type sentencepiece --input "${CORPUS[@]}" --vocab-size $VOCAB --output "$OUT/tokenizer"
 
 echo "== 2/4 dataset: tokenise the corpus once"
-"$BIN" prepare pretrain --input "${CORPUS[@]}" --tokenizer "$OUT/tokenizer" --output "$OUT/dataset"
+"$BIN" prepare pretrain --input "${CORPUS[@]}" --tokenizer "$OUT/tokenizer" --output "$OUT/dataset" --valid-fraction 0.05
 
 echo "== 3/4 pretraining: ALBERT (tiny) + TISA, $PRETRAIN_STEPS updates"
 "$BIN" pretrain --config configs/pretrain/tiny.yaml --run-dir "$OUT/pretrain" \
   --set data.dataset="$OUT/dataset" --set model.vocab_size=$VOCAB \
   --set model.position.relative=tisa --set training.steps=$PRETRAIN_STEPS \
-  --set training.eval_interval=100 --set training.checkpoint_interval=100
+  --set data.max_seq_length=128 --set data.max_predictions_per_seq=20 --set training.batch_size=16 \
+  --set schedule.warmup_steps=100 --set training.eval_interval=500 --set training.checkpoint_interval=500 \
+  --set training.log_interval=100
 
 echo "== 4/4 GLUE: fine-tune on the SST-2 sample"
 "$BIN" glue --task SST-2 --data-dir data/sample/glue --init "$OUT/pretrain/final" --run-dir "$OUT/glue" \
-  --set glue.steps=$GLUE_STEPS --set glue.warmup_steps=40 --set glue.lr=5e-4 --set glue.eval_interval=100
+  --set glue.steps=$GLUE_STEPS --set glue.warmup_steps=80 --set glue.lr=1e-3 --set glue.max_length=64 \
+  --set glue.eval_interval=200 --set training.log_interval=100
 
 echo
 echo "Pretraining metrics: $OUT/pretrain/metrics.jsonl   GLUE results: $OUT/glue/results.json"
-grep -o '"acc"[^,}]*' "$OUT/glue/SST-2/results.json" | head -1 | sed 's/"acc"[: ]*/SST-2 dev accuracy (median over seeds): /' || true
+"$BIN" eval --task SST-2 --model "$OUT/glue/SST-2/seed-12345/best" --data-dir data/sample/glue
