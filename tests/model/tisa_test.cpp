@@ -113,4 +113,28 @@ TEST(Tisa, BiasIsBroadcastOverTheBatchAndBackpropagates) {
   EXPECT_GT(m->amplitudes_.grad().abs().sum().item<double>(), 0);
 }
 
+// The Toeplitz expansion (unfold + flip) must equal the element-wise definition
+// bias[h, i, j] = f_h(j − i), forward and backward (gradients reach a, b and c).
+TEST(Tisa, BiasExpansionMatchesElementwiseDefinitionWithGradients) {
+  torch::manual_seed(7);
+  const int64_t H = 3, S = 2, L = 9;
+  tisa::model::Tisa m(H, S);
+  auto weights = torch::randn({H, L, L});
+  auto fast = m->bias(L);
+  (fast * weights).sum().backward();
+  auto g_fast = std::vector<torch::Tensor>{m->offsets_.grad().clone(), m->amplitudes_.grad().clone(),
+                                           m->sharpness_.grad().clone()};
+  for (auto& p : m->parameters()) p.mutable_grad().zero_();
+  auto f = m->scores(L);  // [H, 2L−1], f[h, r + L − 1] = f_h(r)
+  std::vector<torch::Tensor> rows;
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t j = 0; j < L; ++j) rows.push_back(f.select(1, j - i + L - 1));
+  auto slow = torch::stack(rows, 1).view({H, L, L});
+  ASSERT_TRUE(torch::allclose(fast, slow, 0, 0)) << "bias differs from f(j − i)";
+  (slow * weights).sum().backward();
+  EXPECT_TRUE(torch::allclose(g_fast[0], m->offsets_.grad(), 1e-6, 1e-5));
+  EXPECT_TRUE(torch::allclose(g_fast[1], m->amplitudes_.grad(), 1e-6, 1e-5));
+  EXPECT_TRUE(torch::allclose(g_fast[2], m->sharpness_.grad(), 1e-6, 1e-5));
+}
+
 }  // namespace

@@ -21,9 +21,10 @@ torch::Tensor TisaImpl::scores(int64_t length) const {
 
 torch::Tensor TisaImpl::bias(int64_t length) const {
   auto f = scores(length);                                                              // [H, 2L−1]
-  auto pos = torch::arange(length, torch::TensorOptions().dtype(torch::kLong).device(f.device()));
-  auto idx = pos.unsqueeze(0) - pos.unsqueeze(1) + (length - 1);                       // [L, L]: j − i + L − 1
-  return f.index_select(1, idx.reshape({-1})).view({f.size(0), length, length});        // [H, L, L]
+  // Toeplitz expansion without an index tensor: window k of f holds f[k .. k+L−1], so row i of
+  // the flipped windows is f[L−1−i+j] = f(j − i). Its backward (unfold_backward + flip) sums
+  // contiguous windows instead of the scatter-add of an index_select over H·L² entries.
+  return f.unfold(1, length, 1).flip({1});                                               // [H, L, L]
 }
 
 void TisaImpl::begin_forward(int64_t length) { cached_bias_ = bias(length); }
