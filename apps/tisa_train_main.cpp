@@ -27,14 +27,14 @@ struct Subcommand {
 
 // The subcommand table: one line per command. Keep in step with src/cli_text/ and src/cli_nn/.
 constexpr Subcommand kSubcommands[] = {
-    {"tokenizer", "tisa-text", "train a tokenizer, or encode text with one (train, encode)"},
+    {"tokenizer", "tisa-text", "train a tokenizer, encode text with one, or measure its speed (train, encode, bench)"},
     {"prepare", "tisa-text", "tokenise a corpus or GLUE task into a binary dataset (pretrain, glue)"},
     {"pretrain", "tisa-nn", "pretrain ALBERT with MLM + SOP from a YAML config"},
     {"glue", "tisa-nn", "fine-tune and evaluate on GLUE tasks, write leaderboard files"},
     {"eval", "tisa-nn", "evaluate a fine-tuned model on a GLUE dev set"},
     {"eval-mlm", "tisa-nn", "MLM loss/accuracy of a pretrained model at several sequence lengths"},
     {"predict", "tisa-nn", "predict labels for a TSV of a GLUE task's format"},
-    {"model", "tisa-nn", "inspect or run a model (forward, summary, import, export)"},
+    {"model", "tisa-nn", "run a model on inputs or summarise a config (forward, summary)"},
     {"analyze", "tisa-nn", "translation-invariance analysis of position embeddings (paper §3)"},
     {"plot", "tisa-nn", "draw loss/accuracy/invariance curves of runs"},
     {"report", "tisa-nn", "results table of a paper reproduction (scripts/reproduce_paper.sh)"},
