@@ -297,6 +297,9 @@ TEST(DistWorker, Run) {
       }
     }
     EXPECT_TRUE(threw);
+    // Rank 0 hosts the store: it must not exit before rank 1 has read the failure flag, or rank 1
+    // sees "lost rank 0" instead of the failure (a race that made this test flaky).
+    EXPECT_DOUBLE_EQ(dist->all_reduce_sum(1.0), 2.0);
   } else if (m == "die" || m == "hang") {
     dist->barrier();
     if (dist->rank() == 1) {
