@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "config/config_loader.h"
+#include "support/expect_error.h"
 #include "support/test_paths.h"
 
 using tisa::config::Config;
@@ -23,19 +24,7 @@ std::string write(const std::string& dir, const std::string& name, const std::st
   return path;
 }
 
-// Runs `fn`, expects a tisa::Error and returns its message.
-template <class F> std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const tisa::Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected tisa::Error";
-  return "";
-}
-
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "message was:\n" << (haystack)
+using tisa::test::error_of;
 
 }  // namespace
 

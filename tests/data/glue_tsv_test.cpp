@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "data/glue_tsv.h"
+#include "support/expect_error.h"
 #include "support/test_paths.h"
 
 namespace d = tisa::data;
@@ -23,18 +24,7 @@ std::string write(const std::string& dir, const std::string& name, const std::st
   return path;
 }
 
-template <class F> std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const tisa::Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected tisa::Error";
-  return "";
-}
-
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "message was:\n" << (haystack)
+using tisa::test::error_of;
 
 struct Count {
   const char* task;
