@@ -16,10 +16,7 @@ namespace {
 using tisa::test::bin_dir;
 using tisa::test::shared_path;
 
-int run(const std::string& cmd) {
-  const int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+using tisa::test::run;
 
 std::vector<float> floats(const tisa::io::RawTensor& t) {
   EXPECT_EQ(t.dtype, tisa::io::DType::kF32);

@@ -17,17 +17,9 @@ using tisa::test::bin_dir;
 using tisa::test::make_temp_dir;
 using tisa::test::shared_path;
 
-int run(const std::string& cmd) {
-  const int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+using tisa::test::run;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using tisa::test::slurp;
 
 const char* kBook = "data/corpus/gutenberg/pg11-0.txt";
 const char* kWiki = "data/corpus/wikitext-2-raw/wiki.valid.raw";

@@ -23,17 +23,9 @@ using tisa::test::make_temp_dir;
 using tisa::test::source_dir;
 namespace stdfs = std::filesystem;
 
-int run(const std::string& cmd) {
-  const int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+using tisa::test::run;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using tisa::test::slurp;
 
 // The first `rows` data rows (plus the header) of `src` into `dst`.
 void head_tsv(const std::string& src, const std::string& dst, int rows) {

@@ -15,17 +15,9 @@ using tisa::test::bin_dir;
 using tisa::test::make_temp_dir;
 using tisa::test::shared_path;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using tisa::test::slurp;
 
-int run(const std::string& cmd) {
-  const int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+using tisa::test::run;
 
 const char* kBertVocab = "data/tokenizers/bert-base-uncased-vocab.txt";
 const char* kAlbertModel = "data/tokenizers/albert-30k-clean.reconstructed.model";

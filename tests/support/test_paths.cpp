@@ -1,6 +1,10 @@
 #include "support/test_paths.h"
 
+#include <sys/wait.h>
+
 #include <atomic>
+#include <fstream>
+#include <sstream>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -27,5 +31,17 @@ std::string make_temp_dir(const std::string& tag) {
 }
 
 bool file_exists(const std::string& path) { return std::filesystem::exists(path); }
+
+int run(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 }  // namespace tisa::test

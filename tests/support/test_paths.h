@@ -15,6 +15,10 @@ std::string bin_dir();
 // A fresh empty temporary directory, unique per call.
 std::string make_temp_dir(const std::string& tag);
 bool file_exists(const std::string& path);
+// Runs a shell command line; returns its exit code (-1 when it did not exit normally).
+int run(const std::string& cmd);
+// Whole file as bytes ("" when it cannot be read).
+std::string slurp(const std::string& path);
 }  // namespace tisa::test
 
 #define TISA_REQUIRE_SHARED(rel)                                                        \
