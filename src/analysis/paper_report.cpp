@@ -84,18 +84,19 @@ bool variant_model_config(const std::string& run_dir, config::ModelConfig& out, 
   return false;
 }
 
-// Last "eval" event of a metrics.jsonl (malformed lines, e.g. a line cut by a crash, are skipped).
-json last_eval_event(const std::string& path) {
-  json last;
-  if (!fs::exists(path)) return last;
+// The "eval" events of a metrics.jsonl, in order (malformed lines, e.g. a line cut by a crash,
+// are skipped).
+std::vector<json> eval_events(const std::string& path) {
+  std::vector<json> events;
+  if (!fs::exists(path)) return events;
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_object() && j.value("event", "") == "eval") last = j;
+    if (j.is_object() && j.value("event", "") == "eval") events.push_back(std::move(j));
   }
-  return last;
+  return events;
 }
 
 json stats_json(const std::vector<double>& values, const std::vector<int64_t>& seeds) {
@@ -157,12 +158,21 @@ json collect_variant(const std::string& dir, const std::string& name, std::set<s
     v["model_config_source"] = source;
     v["pretrained"] = fs::exists(run_dir + "/final/model.safetensors");
   }
-  const json ev = last_eval_event(run_dir + "/metrics.jsonl");
-  if (!ev.is_null()) {
+  const std::vector<json> evals = eval_events(run_dir + "/metrics.jsonl");
+  if (!evals.empty()) {
+    const json& ev = evals.back();
     json p;
-    for (const char* key : {"step", "mlm_loss", "mlm_accuracy", "sop_loss", "sop_accuracy"})
+    for (const char* key : {"step", "mlm_loss", "mlm_accuracy", "sop_loss", "sop_accuracy", "tau_gram", "tau_heads_mean"})
       if (ev.contains(key)) p[key] = ev[key];
     v["pretrain_eval"] = p;
+    // τ at the first evaluation that has it (absolute tables only), so the table shows whether
+    // invariance grew during pretraining (SPEC §9).
+    for (const json& e : evals)
+      if (e.contains("tau_gram")) {
+        v["pretrain_tau_first"] = {{"step", e["step"]}, {"tau_gram", e["tau_gram"]},
+                                   {"tau_heads_mean", e.value("tau_heads_mean", json())}};
+        break;
+      }
   }
   json glue = json::object();
   const stdfs::path glue_dir = stdfs::path(dir) / "glue" / name;
@@ -333,19 +343,34 @@ std::string paper_results_markdown(const json& results) {
     }
   }
 
-  md << "\n## Pretraining (last validation)\n\n| variant | steps | MLM loss | MLM acc (%) | SOP acc (%) |\n"
-        "|---|---:|---:|---:|---:|\n";
+  md << "\n## Pretraining (last validation)\n\nτ: degree of translation invariance (SPEC §9) of the absolute "
+        "position table's Gram matrix P·Pᵀ and, averaged over heads, of the first layer's position-to-position "
+        "logit terms; 1 = Toeplitz (a function of j − i only). Shown as first → last evaluation; — without an "
+        "absolute table.\n\n"
+        "| variant | steps | MLM loss | MLM acc (%) | SOP acc (%) | τ P·Pᵀ | τ heads (mean) |\n"
+        "|---|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& v : variants) {
     md << "| " << v["name"].get<std::string>() << " |";
     if (!v.contains("pretrain_eval")) {
-      md << " — | — | — | — |\n";
+      md << " — | — | — | — | — | — |\n";
       continue;
     }
     const auto& p = v["pretrain_eval"];
+    // "first → last" of a τ key, or — when the run logged none.
+    auto tau_cell = [&](const char* key) -> std::string {
+      if (!p.contains(key) || !p[key].is_number()) return "—";
+      const std::string last = fmt("%.3f", p[key].get<double>());
+      if (!v.contains("pretrain_tau_first") || !v["pretrain_tau_first"][key].is_number()) return last;
+      const auto& first = v["pretrain_tau_first"];
+      if (first["step"] == p["step"]) return last;
+      return fmt("%.3f", first[key].get<double>()) + " (step " + std::to_string(first["step"].get<int64_t>()) +
+             ") → " + last;
+    };
     md << " " << (p.contains("step") ? std::to_string(p["step"].get<int64_t>()) : "—") << " | "
        << (p.contains("mlm_loss") ? fmt("%.3f", p["mlm_loss"].get<double>()) : "—") << " | "
        << (p.contains("mlm_accuracy") ? fmt("%.1f", 100 * p["mlm_accuracy"].get<double>()) : "—") << " | "
-       << (p.contains("sop_accuracy") ? fmt("%.1f", 100 * p["sop_accuracy"].get<double>()) : "—") << " |\n";
+       << (p.contains("sop_accuracy") ? fmt("%.1f", 100 * p["sop_accuracy"].get<double>()) : "—") << " | "
+       << tau_cell("tau_gram") << " | " << tau_cell("tau_heads_mean") << " |\n";
   }
 
   if (!tasks.empty()) {

@@ -1,6 +1,7 @@
 // Shaw relative attention against a naive O(L²·d) reference that builds aK[clip(j−i)] and
 // aV[clip(j−i)] as [L, L, d] tensors: forward and backward, random inputs, several k and L
-// (L > k + 1 and L ≤ k), in float64.
+// (L > k + 1 and L ≤ k), in float64 — for each of the two computations (gather and skew, see
+// shaw.h) forced, and for the automatic choice.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -45,27 +46,45 @@ class ShawVsNaive : public ::testing::TestWithParam<std::pair<int64_t, int64_t>>
 
 TEST_P(ShawVsNaive, ForwardAndBackward) {
   const auto [kmax, L] = GetParam();
-  torch::manual_seed(10 * kmax + L);
-  const int64_t B = 2, H = 3, d = 4;
-  tisa::model::ShawImpl s(kmax, d, /*values=*/true, 0.5);
-  s.to(torch::kDouble);
-  auto opts = torch::TensorOptions().dtype(torch::kDouble).requires_grad(true);
-  auto q = torch::randn({B, H, L, d}, opts), k = torch::randn({B, H, L, d}, opts), v = torch::randn({B, H, L, d}, opts);
-  auto w = torch::randn({B, H, L, d}, torch::kDouble);  // random output weights for the backward
+  using Strategy = tisa::model::ShawImpl::Strategy;
+  for (Strategy strategy : {Strategy::kAuto, Strategy::kGather, Strategy::kSkew}) {
+    SCOPED_TRACE(strategy == Strategy::kAuto ? "auto" : strategy == Strategy::kGather ? "gather" : "skew");
+    torch::manual_seed(10 * kmax + L);
+    const int64_t B = 2, H = 3, d = 4;
+    tisa::model::ShawImpl s(kmax, d, /*values=*/true, 0.5);
+    s.to(torch::kDouble);
+    s.set_strategy(strategy);
+    auto opts = torch::TensorOptions().dtype(torch::kDouble).requires_grad(true);
+    auto q = torch::randn({B, H, L, d}, opts), k = torch::randn({B, H, L, d}, opts), v = torch::randn({B, H, L, d}, opts);
+    auto w = torch::randn({B, H, L, d}, torch::kDouble);  // random output weights for the backward
 
-  auto z1 = ours(s, q, k, v);
-  auto g1 = torch::autograd::grad({(z1 * w).sum()}, {q, k, v, s.keys_, s.values_});
-  auto z2 = naive(s.keys_, s.values_, kmax, q, k, v);
-  auto g2 = torch::autograd::grad({(z2 * w).sum()}, {q, k, v, s.keys_, s.values_});
-  EXPECT_TRUE(close(z1, z2, 1e-10, 1e-10, "z"));
-  const char* names[] = {"dq", "dk", "dv", "daK", "daV"};
-  for (int i = 0; i < 5; ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-10, 1e-10, names[i]));
+    auto z1 = ours(s, q, k, v);
+    auto g1 = torch::autograd::grad({(z1 * w).sum()}, {q, k, v, s.keys_, s.values_});
+    auto z2 = naive(s.keys_, s.values_, kmax, q, k, v);
+    auto g2 = torch::autograd::grad({(z2 * w).sum()}, {q, k, v, s.keys_, s.values_});
+    EXPECT_TRUE(close(z1, z2, 1e-10, 1e-10, "z"));
+    const char* names[] = {"dq", "dk", "dv", "daK", "daV"};
+    for (int i = 0; i < 5; ++i) EXPECT_TRUE(close(g1[i], g2[i], 1e-10, 1e-10, names[i]));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(KAndL, ShawVsNaive,
                          ::testing::Values(std::make_pair(2L, 7L), std::make_pair(1L, 10L), std::make_pair(3L, 5L),
                                            std::make_pair(3L, 4L), std::make_pair(3L, 3L), std::make_pair(16L, 5L),
-                                           std::make_pair(0L, 4L), std::make_pair(5L, 1L)));
+                                           std::make_pair(0L, 4L), std::make_pair(5L, 1L),
+                                           std::make_pair(5L, 8L), std::make_pair(1L, 2L), std::make_pair(7L, 8L)));
+
+// The automatic choice: skew once the clip window 2w+1 covers the length, gather below it.
+TEST(Shaw, ChoosesSkewForLongClipWindows) {
+  tisa::model::ShawImpl s(16, 4, /*values=*/true, 0.1);
+  EXPECT_FALSE(s.uses_skew(1));    // nothing to skew
+  EXPECT_TRUE(s.uses_skew(17));    // w = 16: 33 ≥ 17
+  EXPECT_TRUE(s.uses_skew(33));    // 33 ≥ 33
+  EXPECT_FALSE(s.uses_skew(34));
+  EXPECT_FALSE(s.uses_skew(512));  // the paper's k = 16 at 512 tokens: 33 offsets, gather
+  tisa::model::ShawImpl hf(511, 4, /*values=*/false, 0.1);
+  EXPECT_TRUE(hf.uses_skew(512));  // HF's relative_key setting: every offset reachable
+}
 
 TEST(Shaw, KeysOnlyLeavesOutputUnchanged) {
   tisa::model::ShawImpl s(2, 4, /*values=*/false, 0.1);

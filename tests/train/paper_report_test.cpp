@@ -82,8 +82,10 @@ TEST(PaperReport, CollectsAndFormats) {
   fs::write_file_atomic(dir + "/length/tisa.json", tisa_len.dump());
   fs::write_file_atomic(dir + "/pretrain/absolute/metrics.jsonl",
                         "{\"event\":\"train\",\"step\":10,\"loss\":9}\n"
-                        "{\"event\":\"eval\",\"step\":10,\"mlm_loss\":4.0,\"mlm_accuracy\":0.2,\"sop_accuracy\":0.6}\n"
-                        "{\"event\":\"eval\",\"step\":20,\"mlm_loss\":3.0,\"mlm_accuracy\":0.3,\"sop_accuracy\":0.7}\n"
+                        "{\"event\":\"eval\",\"step\":10,\"mlm_loss\":4.0,\"mlm_accuracy\":0.2,\"sop_accuracy\":0.6,"
+                        "\"tau_gram\":0.25,\"tau_heads_mean\":0.125}\n"
+                        "{\"event\":\"eval\",\"step\":20,\"mlm_loss\":3.0,\"mlm_accuracy\":0.3,\"sop_accuracy\":0.7,"
+                        "\"tau_gram\":0.5,\"tau_heads_mean\":0.375}\n"
                         "{\"event\":\"ev");  // a line cut by a crash is ignored
 
   PaperReportOptions o;
@@ -125,8 +127,17 @@ TEST(PaperReport, CollectsAndFormats) {
   EXPECT_FALSE(v[1].contains("glue_average"));
   EXPECT_EQ(v[0]["pretrain_eval"]["step"], 20);
   EXPECT_DOUBLE_EQ(v[0]["pretrain_eval"]["mlm_loss"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(v[0]["pretrain_eval"]["tau_gram"].get<double>(), 0.5);
+  EXPECT_EQ(v[0]["pretrain_tau_first"]["step"], 10);
+  EXPECT_DOUBLE_EQ(v[0]["pretrain_tau_first"]["tau_heads_mean"].get<double>(), 0.125);
+  EXPECT_FALSE(v[2].contains("pretrain_tau_first"));
 
   const std::string md = paper_results_markdown(r);
+  // τ grows from the first to the last evaluation; variants without a metrics file get dashes.
+  EXPECT_NE(md.find("| absolute | 20 | 3.000 | 30.0 | 70.0 | 0.250 (step 10) → 0.500 | 0.125 (step 10) → 0.375 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| tisa | — | — | — | — | — | — |"), std::string::npos) << md;
   EXPECT_NE(md.find("scale test"), std::string::npos);
   EXPECT_NE(md.find("- machine: here"), std::string::npos);
   EXPECT_NE(md.find("| absolute | absolute (P=512) | 65,536 | 82.0 ± 2.0 | 70.0 ± 1.0 | 76.5 ± 1.3 | 2.500 | "

@@ -19,12 +19,35 @@ torch::Tensor ShawImpl::offset_index(int64_t length, const torch::Device& device
   return rel.clamp(-w, w) + w;
 }
 
+bool ShawImpl::uses_skew(int64_t length) const {
+  if (length < 2 || strategy_ == Strategy::kGather) return false;  // the view needs 2L−2 ≥ L
+  if (strategy_ == Strategy::kSkew) return true;
+  return 2 * std::min(max_distance_, length - 1) + 1 >= length;
+}
+
+torch::Tensor ShawImpl::all_offsets(const torch::Tensor& table, int64_t length) const {
+  const int64_t L = length, k = max_distance_;
+  if (k >= L - 1) return table.narrow(0, k - (L - 1), 2 * L - 1);  // no clipping needed: a view
+  auto r = torch::arange(-(L - 1), L, torch::TensorOptions().dtype(torch::kLong).device(table.device()));
+  return table.index_select(0, r.clamp(-k, k) + k);  // a small [2L−1] gather; its backward sums rows
+}
+
 torch::Tensor ShawImpl::add_to_logits(torch::Tensor logits, const torch::Tensor& q) {
   const int64_t L = q.size(2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_size_));
+  if (uses_skew(L)) {
+    const int64_t B = q.size(0), H = q.size(1);
+    auto qa = torch::matmul(q, all_offsets(keys_, L).t()) * scale;  // [B, H, L, 2L−1], contiguous
+    auto skewed = qa.view({B, H, L * (2 * L - 1)})
+                      .narrow(-1, L - 1, L * (2 * L - 2))
+                      .view({B, H, L, 2 * L - 2})
+                      .narrow(-1, 0, L);  // [B, H, L, L]: (i, j) ← qa(i, j − i + L − 1)
+    return logits + skewed;
+  }
   const int64_t w = std::min(max_distance_, L - 1);
   // Only rows k−w … k+w can be reached at this length.
   auto table = keys_.narrow(0, max_distance_ - w, 2 * w + 1);                       // [2w+1, d]
-  auto qa = torch::matmul(q, table.t()) * (1.0 / std::sqrt(static_cast<double>(head_size_)));  // [B, H, L, 2w+1]
+  auto qa = torch::matmul(q, table.t()) * scale;                                    // [B, H, L, 2w+1]
   auto idx = offset_index(L, q.device()).expand({q.size(0), q.size(1), L, L});      // [B, H, L, L]
   return logits + qa.gather(-1, idx);
 }
@@ -32,6 +55,15 @@ torch::Tensor ShawImpl::add_to_logits(torch::Tensor logits, const torch::Tensor&
 torch::Tensor ShawImpl::add_to_output(torch::Tensor out, const torch::Tensor& probs) {
   if (!values_.defined()) return out;
   const int64_t L = probs.size(-1);
+  if (uses_skew(L)) {
+    const int64_t B = probs.size(0), H = probs.size(1);
+    // α(i, j) → buckets(i, j − i + L − 1): the inverse of the key term's view, with zeros elsewhere.
+    auto padded = torch::constant_pad_nd(probs, {0, L - 2});                          // [B, H, L, 2L−2]
+    auto buckets = torch::constant_pad_nd(padded.reshape({B, H, L * (2 * L - 2)}), {L - 1, 1})
+                       .view({B, H, L, 2 * L - 1});                                    // [B, H, L, 2L−1]
+    auto table = all_offsets(values_, L).to(buckets.scalar_type());                    // [2L−1, d]
+    return out + torch::matmul(buckets, table).to(out.scalar_type());
+  }
   const int64_t w = std::min(max_distance_, L - 1);
   auto idx = offset_index(L, probs.device()).expand(probs.sizes());                 // [B, H, L, L]
   auto sizes = probs.sizes().vec();

@@ -1,8 +1,16 @@
 // Shaw et al. (2018) relative positions (SPEC §2): e_ij = q_i·(k_j + aK[clip(j−i, k)])ᵀ/√d and
 // z_i = Σ_j α_ij (v_j + aV[clip(j−i, k)]). Tables [2k+1, d], row r ↔ offset r − k, shared by the
-// heads of a layer. Neither term materialises an [L, L, d] tensor: the key term is q·aKᵀ
-// ([B, H, L, 2w+1]) gathered by offset, the value term sums α into 2w+1 offset buckets and
-// multiplies by aV, with w = min(k, L−1) (rows beyond ±(L−1) cannot be reached).
+// heads of a layer. Neither term materialises an [L, L, d] tensor. Two ways to get there, with
+// w = min(k, L−1) (rows beyond ±(L−1) cannot be reached):
+//  - gather (short clip, 2w+1 < L): q·aKᵀ is [B, H, L, 2w+1] and is gathered by offset; the value
+//    term scatter-adds α into 2w+1 offset buckets and multiplies by aV. Few FLOPs, but the int64
+//    gather/scatter over [B, H, L, L] is slow when 2w+1 approaches L.
+//  - skew (long clip, 2w+1 ≥ L): the table is expanded to all 2L−1 offsets (rows clipped), q·aKᵀ
+//    is [B, H, L, 2L−1], and element (i, j−i+L−1) of each row is read by a strided view: in the
+//    flattened [L·(2L−1)] buffer it sits at (L−1) + i·(2L−2) + j, so dropping L−1 leading elements
+//    and viewing as [L, 2L−2] puts it at (i, j). The value term runs the same map backwards with
+//    zero padding (pad α to [L, 2L−2], flatten, pad L−1 in front and 1 behind, view as
+//    [L, 2L−1]) and multiplies by the expanded aV. Only views, pads and matmuls: no index tensors.
 // Parameters: `keys` [2k+1, d] and, with values, `values` [2k+1, d]; initialised N(0, init_std).
 #pragma once
 #include "model/position/relative_scheme.h"
@@ -10,6 +18,9 @@
 namespace tisa::model {
 
 struct ShawImpl : RelativeSchemeImpl {
+  // kAuto picks skew when 2w+1 ≥ L (and L ≥ 2), else gather; the others force one (tests, bench).
+  enum class Strategy { kAuto, kGather, kSkew };
+
   ShawImpl(int64_t max_distance, int64_t head_size, bool values, double init_std);
   torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
   torch::Tensor add_to_output(torch::Tensor out, const torch::Tensor& probs) override;
@@ -18,13 +29,20 @@ struct ShawImpl : RelativeSchemeImpl {
   bool has_values() const { return values_.defined(); }
   // [L, L] int64 bucket index clip(j − i, w) + w on `device`, with w = min(k, L − 1).
   torch::Tensor offset_index(int64_t length, const torch::Device& device) const;
+  // Whether sequences of `length` tokens take the skew path under the current strategy.
+  bool uses_skew(int64_t length) const;
+  void set_strategy(Strategy s) { strategy_ = s; }
 
   torch::Tensor keys_;    // [2k+1, d]
   torch::Tensor values_;  // [2k+1, d] or undefined
 
  private:
+  // `table` [2k+1, d] expanded to the 2L−1 offsets −(L−1) … L−1 (clipped to ±k): [2L−1, d].
+  torch::Tensor all_offsets(const torch::Tensor& table, int64_t length) const;
+
   int64_t max_distance_;
   int64_t head_size_;
+  Strategy strategy_ = Strategy::kAuto;
 };
 TORCH_MODULE(Shaw);
 
