@@ -61,6 +61,7 @@ struct ModelBenchSpec {
   int64_t masked_per_seq = -1;   // -1: min(20, round(0.15·seq)) as ALBERT's data
   bool mlm_all_positions = false;  // HF-style: vocabulary projection at every position
   bool naive_shaw = false;       // replace Shaw's modules by an [L, L, d]-materialising variant
+  bool gather_shaw = false;      // force Shaw's gather path (ShawImpl::Strategy::kGather), no skew
   int warmup = 2;
   int reps = 5;
   std::string profile_path;      // non-empty: profile 2 extra steps, write the table here (+ .trace.json)

@@ -183,6 +183,7 @@ nlohmann::json model_spec_to_json(const ModelBenchSpec& s) {
           {"masked_per_seq", s.masked_per_seq},
           {"mlm_all_positions", s.mlm_all_positions},
           {"naive_shaw", s.naive_shaw},
+          {"gather_shaw", s.gather_shaw},
           {"warmup", s.warmup},
           {"reps", s.reps},
           {"profile_path", s.profile_path},
@@ -201,6 +202,7 @@ ModelBenchSpec model_spec_from_json(const nlohmann::json& j, const config::Model
   s.masked_per_seq = j.value("masked_per_seq", s.masked_per_seq);
   s.mlm_all_positions = j.value("mlm_all_positions", s.mlm_all_positions);
   s.naive_shaw = j.value("naive_shaw", s.naive_shaw);
+  s.gather_shaw = j.value("gather_shaw", s.gather_shaw);
   s.warmup = j.value("warmup", s.warmup);
   s.reps = j.value("reps", s.reps);
   s.profile_path = j.value("profile_path", s.profile_path);
@@ -242,6 +244,12 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
 
   torch::manual_seed(spec.seed);
   model::AlbertForPreTraining m(spec.model);
+  if (spec.gather_shaw) {
+    if (spec.model.position.relative != config::RelativeScheme::kShaw)
+      throw Error("bench: gather_shaw needs model.position.relative = shaw");
+    for (auto& s : m->albert->encoder->schemes)
+      if (auto* shaw = dynamic_cast<model::ShawImpl*>(s.get())) shaw->set_strategy(model::ShawImpl::Strategy::kGather);
+  }
   if (spec.naive_shaw) {
     if (spec.model.position.relative != config::RelativeScheme::kShaw)
       throw Error("bench: naive_shaw needs model.position.relative = shaw");

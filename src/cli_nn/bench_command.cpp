@@ -11,6 +11,7 @@
 //   absolute | tisa | absolute+tisa | shaw | none     the position schemes of SPEC §2
 //   shaw-hf       shaw with k = P − 1 and no value term = HF's relative_key (SPEC §2)
 //   naive-shaw, naive-shaw-hf   the same, computed through an [L, L, d] table (bench only)
+//   gather-shaw, gather-shaw-hf the same, forced onto the gather path (no skew; see shaw.h)
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 #include <torch/version.h>
@@ -82,13 +83,20 @@ std::pair<int64_t, int64_t> parse_shape(const std::string& s) {
 }
 
 // Position settings of a scheme label; returns whether the naive Shaw variant is wanted.
-bool apply_scheme(const std::string& label, config::ModelConfig& m) {
+// How a Shaw scheme is computed in a bench run: as the model does, through an [L, L, d] table, or
+// forced onto the gather path.
+enum class ShawPath { kModel, kNaive, kGather };
+
+ShawPath apply_scheme(const std::string& label, config::ModelConfig& m) {
   auto& p = m.position;
   std::string base = label;
-  bool naive = false;
+  ShawPath impl = ShawPath::kModel;
   if (base.rfind("naive-", 0) == 0) {
-    naive = true;
+    impl = ShawPath::kNaive;
     base = base.substr(6);
+  } else if (base.rfind("gather-", 0) == 0) {
+    impl = ShawPath::kGather;
+    base = base.substr(7);
   }
   if (base == "absolute") {
     p.absolute = true;
@@ -111,11 +119,11 @@ bool apply_scheme(const std::string& label, config::ModelConfig& m) {
     p.relative = config::RelativeScheme::kNone;
   } else {
     throw Error("bench --scheme: unknown scheme '" + label +
-                "' (absolute, tisa, absolute+tisa, shaw, shaw-hf, none, naive-shaw, naive-shaw-hf)");
+                "' (absolute, tisa, absolute+tisa, shaw, shaw-hf, none, naive-/gather-shaw, naive-/gather-shaw-hf)");
   }
-  if (naive && p.relative != config::RelativeScheme::kShaw)
-    throw Error("bench --scheme: naive- applies to shaw and shaw-hf only, got '" + label + "'");
-  return naive;
+  if (impl != ShawPath::kModel && p.relative != config::RelativeScheme::kShaw)
+    throw Error("bench --scheme: naive- and gather- apply to shaw and shaw-hf only, got '" + label + "'");
+  return impl;
 }
 
 void set_threads(const BenchArgs& a) {
@@ -272,7 +280,9 @@ void run_bench(const BenchArgs& a) {
             bench::ModelBenchSpec spec;
             spec.label = scheme;
             spec.model = cfg.model;
-            spec.naive_shaw = apply_scheme(scheme, spec.model);
+            const ShawPath impl = apply_scheme(scheme, spec.model);
+            spec.naive_shaw = impl == ShawPath::kNaive;
+            spec.gather_shaw = impl == ShawPath::kGather;
             spec.mode = mode;
             if (precision != "fp32" && precision != "bf16")
               throw Error("bench --precision: fp32 or bf16, got '" + precision + "'");
@@ -314,7 +324,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--set", args->overrides, "override a config key, e.g. --set model.hidden_size=256");
   cmd->add_option("--scheme", args->schemes,
                   "position schemes, comma-separated: absolute, tisa, absolute+tisa, shaw, shaw-hf, none, naive-shaw, "
-                  "naive-shaw-hf");
+                  "naive-shaw-hf, gather-shaw, gather-shaw-hf");
   cmd->add_option("--mode", args->modes, "train (forward+backward+optimiser) and/or forward, comma-separated");
   cmd->add_option("--shape", args->shapes, "BATCHxSEQ list, e.g. 8x128,2x512");
   cmd->add_option("--precision", args->precisions, "fp32 and/or bf16 (autocast), comma-separated");
