@@ -25,6 +25,10 @@ const std::vector<std::pair<std::string, std::string>> kKnownPanels = {
 };
 
 const std::set<std::string> kNotPlotted = {"event", "step", "time"};
+// Counts that say how big an evaluation was, not how good: drawn only when asked for by --keys.
+const std::set<std::string> kBookkeeping = {"examples", "predictions"};
+// Schedules and running totals: smooth by construction, an average would only shift them.
+const std::set<std::string> kNeverSmoothed = {"lr", "tokens_seen", "examples_seen", "epoch"};
 
 std::string run_name(const std::string& path) {
   std::filesystem::path p(path);
@@ -93,6 +97,20 @@ RunMetrics read_run_metrics(const std::string& run_dir, const std::string& x_key
   return run;
 }
 
+std::vector<double> curve_values(const std::string& event, const std::string& key,
+                                 const std::vector<std::pair<double, double>>& points, double weight) {
+  const bool smooth = weight > 0 && event == "train" && !kNeverSmoothed.count(key);
+  std::vector<double> ys;
+  ys.reserve(points.size());
+  double avg = NAN;
+  for (const auto& point : points) {
+    const double y = point.second;
+    avg = (smooth && std::isfinite(avg)) ? weight * avg + (1 - weight) * y : y;
+    ys.push_back(avg);
+  }
+  return ys;
+}
+
 std::vector<std::pair<std::string, std::string>> panel_order(const std::vector<RunMetrics>& runs) {
   std::set<std::pair<std::string, std::string>> present;
   for (const auto& run : runs)
@@ -144,6 +162,7 @@ size_t plot_runs(const PlotRunsOptions& options) {
 
   for (const auto& [event, key] : panel_order(runs)) {
     if (!wanted(options.keys, event, key)) continue;
+    if (options.keys.empty() && kBookkeeping.count(key)) continue;
     LineChart chart;
     chart.title = event + ": " + label_of(key);
     chart.x_label = options.x_key == "step" ? "step" : "time (s)";
@@ -156,13 +175,8 @@ size_t plot_runs(const PlotRunsOptions& options) {
       if (ev != runs[i].series.end()) {
         auto it = ev->second.find(key);
         if (it != ev->second.end()) {
-          double avg = NAN;
-          for (const auto& [x, y] : it->second) {
-            bool smooth = options.smooth > 0 && event == "train" && key != "lr";
-            avg = (smooth && std::isfinite(avg)) ? options.smooth * avg + (1 - options.smooth) * y : y;
-            s.x.push_back(x);
-            s.y.push_back(avg);
-          }
+          for (const auto& point : it->second) s.x.push_back(point.first);
+          s.y = curve_values(event, key, it->second, options.smooth);
         }
       }
       chart.series.push_back(std::move(s));  // empty series keep colours aligned with the legend

@@ -30,14 +30,23 @@ struct PlotRunsOptions {
   std::vector<std::string> runs;   // run directories (or metrics.jsonl files)
   std::string out;                 // .svg file
   std::vector<std::string> keys;   // only these panels: "key" (any event) or "event:key"; empty = all
+                                   // but bookkeeping counts (eval examples, predictions)
   std::string x_key = "step";      // x axis: step or time
-  double smooth = 0.0;             // exponential moving average of train curves, weight of the past ∈ [0, 1)
+  double smooth = 0.0;             // exponential moving average of noisy train curves (not of the
+                                   // learning rate or running totals), weight of the past ∈ [0, 1)
   int columns = 3;
   std::string title;               // figure title (default: "tisa-train runs")
 };
 
 // Draws the figure and writes it; returns the number of panels.
 size_t plot_runs(const PlotRunsOptions& options);
+
+// The y values of one curve as drawn: `points` smoothed by an exponential moving average with
+// weight `weight` of the past when the curve is a noisy train measurement (loss, grad_norm,
+// tokens_per_s, ...); a schedule or running total (lr, tokens_seen) and eval curves unchanged,
+// since averaging them would only shift them.
+std::vector<double> curve_values(const std::string& event, const std::string& key,
+                                 const std::vector<std::pair<double, double>>& points, double weight);
 
 // Panel order: known keys first (loss, accuracy, τ, lr), then the rest alphabetically.
 std::vector<std::pair<std::string, std::string>> panel_order(const std::vector<RunMetrics>& runs);

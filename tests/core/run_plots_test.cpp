@@ -26,11 +26,11 @@ std::string make_run(const std::string& root, const std::string& name, double ra
       double loss = 8 * std::exp(-rate * step) + 1;
       out << R"({"event":"train","step":)" << step << R"(,"time":)" << step * 0.1 << R"(,"loss":)" << loss
           << R"(,"mlm_loss":)" << loss - 0.7 << R"(,"sop_loss":0.7,"lr":)" << 1e-3 * std::min(1.0, step / 50.0)
-          << R"(,"note":"text is ignored"})" << "\n";
+          << R"(,"tokens_seen":)" << 1000 * step << R"(,"note":"text is ignored"})" << "\n";
       if (step % 50 == 0)
         out << R"({"event":"eval","step":)" << step << R"(,"time":)" << step * 0.1 << R"(,"mlm_loss":)" << loss
             << R"(,"mlm_accuracy":)" << 1 - loss / 9 << R"(,"sop_accuracy":0.5,"tau_gram":)" << 0.5 + step / 1000.0
-            << R"(,"tau_heads_mean":0.4,"tau_heads":[0.3,0.5]})" << "\n";
+            << R"(,"tau_heads_mean":0.4,"tau_heads":[0.3,0.5],"examples":640})" << "\n";
     }
   };
   if (resumed) {
@@ -67,7 +67,7 @@ TEST(RunPlotsTest, PanelOrderPutsKnownKeysFirst) {
   auto root = tisa::test::make_temp_dir("runplots");
   std::vector<RunMetrics> runs{read_run_metrics(make_run(root, "a", 0.01))};
   auto order = panel_order(runs);
-  ASSERT_EQ(order.size(), 9u);
+  ASSERT_EQ(order.size(), 11u);  // 9 known + tokens_seen + examples
   EXPECT_EQ(order[0], (std::pair<std::string, std::string>{"train", "loss"}));
   auto pos = [&](const std::string& e, const std::string& k) {
     return std::find(order.begin(), order.end(), std::pair<std::string, std::string>{e, k}) - order.begin();
@@ -82,7 +82,9 @@ TEST(RunPlotsTest, PlotsTwoRunsIntoWellFormedSvg) {
   options.runs = {make_run(root, "albert-abs", 0.01), make_run(root, "albert-tisa", 0.03)};
   options.out = root + "/figs/curves.svg";
   size_t panels = plot_runs(options);
-  EXPECT_EQ(panels, 9u);  // train: loss, mlm_loss, sop_loss, lr; eval: mlm_loss, 2 accuracies, 2 τ
+  // train: loss, mlm_loss, sop_loss, lr, tokens_seen; eval: mlm_loss, 2 accuracies, 2 τ — not the
+  // eval's example count, which is drawn only when asked for.
+  EXPECT_EQ(panels, 10u);
   std::string svg = tisa::fs::read_file(options.out);
   std::string why;
   EXPECT_TRUE(tisa::test::svg_well_formed(svg, &why)) << why;
@@ -94,6 +96,19 @@ TEST(RunPlotsTest, PlotsTwoRunsIntoWellFormedSvg) {
   options.keys = {"loss", "eval:tau_gram"};
   options.out = root + "/subset.svg";
   EXPECT_EQ(plot_runs(options), 2u);  // train:loss (no eval record has "loss") and eval:tau_gram
+  options.keys = {"examples"};
+  EXPECT_EQ(plot_runs(options), 1u) << "bookkeeping keys on request";
+}
+
+TEST(RunPlotsTest, SmoothsNoisyTrainCurvesOnly) {
+  const std::vector<std::pair<double, double>> points = {{0, 4}, {1, 0}, {2, 4}};
+  // EMA with weight 0.5: 4, 0.5·4 + 0.5·0 = 2, 0.5·2 + 0.5·4 = 3.
+  EXPECT_EQ(curve_values("train", "loss", points, 0.5), (std::vector<double>{4, 2, 3}));
+  EXPECT_EQ(curve_values("train", "loss", points, 0.0), (std::vector<double>{4, 0, 4}));
+  // A running total or a schedule is drawn as logged (an average would lag behind it), as are evals.
+  EXPECT_EQ(curve_values("train", "tokens_seen", points, 0.5), (std::vector<double>{4, 0, 4}));
+  EXPECT_EQ(curve_values("train", "lr", points, 0.5), (std::vector<double>{4, 0, 4}));
+  EXPECT_EQ(curve_values("eval", "mlm_loss", points, 0.5), (std::vector<double>{4, 0, 4}));
 }
 
 TEST(RunPlotsTest, ErrorsNameFileAndLine) {
