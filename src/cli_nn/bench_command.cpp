@@ -82,11 +82,11 @@ std::pair<int64_t, int64_t> parse_shape(const std::string& s) {
   }
 }
 
-// Position settings of a scheme label; returns whether the naive Shaw variant is wanted.
 // How a Shaw scheme is computed in a bench run: as the model does, through an [L, L, d] table, or
 // forced onto the gather path.
 enum class ShawPath { kModel, kNaive, kGather };
 
+// Sets the position settings of a scheme label; returns how Shaw's terms are to be computed.
 ShawPath apply_scheme(const std::string& label, config::ModelConfig& m) {
   auto& p = m.position;
   std::string base = label;
