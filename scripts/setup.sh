@@ -34,6 +34,10 @@ esac
 BUILD_DIR=build; EXTRA=()
 if [ "${1:-}" = "--sanitize" ]; then BUILD_DIR=build-asan; EXTRA=(-DTISA_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo); fi
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+# Paths below the checkout's parent are hashed relative, so clones and worktrees side by side share
+# hits; the sloppiness lets ccache cache the compiles that use the precompiled <torch/torch.h>.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd .. && pwd)}"
+export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}"
 fi
