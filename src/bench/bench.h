@@ -62,6 +62,8 @@ struct ModelBenchSpec {
   bool mlm_all_positions = false;  // HF-style: vocabulary projection at every position
   bool naive_shaw = false;       // replace Shaw's modules by an [L, L, d]-materialising variant
   bool gather_shaw = false;      // force Shaw's gather path (ShawImpl::Strategy::kGather), no skew
+  std::string device = "cpu";    // "cpu" or "cuda"
+  bool eager_attention = false;  // force the eager softmax attention (default: fused where possible)
   int warmup = 2;
   int reps = 5;
   std::string profile_path;      // non-empty: profile 2 extra steps, write the table here (+ .trace.json)
@@ -79,8 +81,19 @@ struct ModelBenchResult {
   double loss_first = 0, loss_last = 0;  // train: loss of the first and last timed step
   double blas_gflops = 0;         // from the profile, when one was taken
   int64_t parameters = 0;
+  double model_flops_per_step = 0;  // model_flops(): what the step must compute, not what ran
+  double achieved_tflops = 0;       // model_flops_per_step / median step time
+  bool fused_attention = false;     // whether the attention layers took the SDPA path
   nlohmann::json to_json() const;
 };
+// Model FLOPs of one step of `spec` (the numerator of model-FLOPs utilisation): matrix products of
+// the encoder (Q, K, V, output, feed-forward, and the two attention products over L keys) for
+// every layer application, the embedding projection E→H, the MLM head at the masked positions
+// (all positions with mlm_all_positions) and the pooler/SOP head; ×3 for a training step
+// (forward + backward). Position terms, norms and softmax are not counted, as in the usual
+// 6·N·T accounting.
+double model_flops(const ModelBenchSpec& spec);
+
 // Builds the model of `spec` in this process and times it. Throws tisa::Error on bad specs.
 ModelBenchResult run_model_bench(const ModelBenchSpec& spec);
 ModelBenchSpec model_spec_from_json(const nlohmann::json& j, const config::ModelConfig& model);

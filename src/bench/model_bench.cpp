@@ -1,6 +1,7 @@
 // Model benchmarks: pretraining step and forward throughput, peak memory, the naive Shaw variant
 // for the memory comparison, and the bf16-vs-fp32 loss-curve check; see bench.h.
 #include <c10/core/InferenceMode.h>
+#include <torch/cuda.h>
 #include <torch/version.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "model/position/shaw.h"
 #include "optim/optimizer.h"
 #include "model/autocast.h"
+#include "model/fused_attention.h"
 #include "optim/schedule.h"
 #include "train/pretrain_step.h"
 
@@ -120,13 +122,14 @@ config::OptimizerConfig optimizer_config(config::OptimizerType type) {
 // One pretraining step as the trainer does it (PretrainStep), or with the MLM projection at
 // every position (HF's way, for the lever comparison); returns the loss (host sync).
 double train_step(model::AlbertForPreTraining& m, optim::Optimizer& opt, train::PretrainStep& step,
-                  const data::PretrainBatch& b, bool all_positions, config::Precision precision, double lr) {
+                  const data::PretrainBatch& b, bool all_positions, config::Precision precision, double lr,
+                  const torch::Device& device) {
   if (!all_positions) return step({b}, 0).loss;
-  const auto d = train::to_device(b, torch::kCPU);
+  const auto d = train::to_device(b, device);
   opt.zero_grad();
   torch::Tensor loss;
   {
-    model::AutocastScope autocast(torch::kCPU, precision == config::Precision::kBf16);
+    model::AutocastScope autocast(device, precision == config::Precision::kBf16);
     auto out = m->forward(d.input_ids, d.token_type_ids, d.attention_mask);  // logits [B, L, V]
     loss = model::mlm_loss(out.prediction_logits, labels_all_positions(d)) + model::sop_loss(out.sop_logits, d.sop_labels);
   }
@@ -138,10 +141,10 @@ double train_step(model::AlbertForPreTraining& m, optim::Optimizer& opt, train::
 }
 
 void forward_step(model::AlbertForPreTraining& m, const data::PretrainBatch& b, bool all_positions,
-                  config::Precision precision) {
+                  config::Precision precision, const torch::Device& device) {
   c10::InferenceMode guard;
-  const auto d = train::to_device(b, torch::kCPU);
-  model::AutocastScope autocast(torch::kCPU, precision == config::Precision::kBf16);
+  const auto d = train::to_device(b, device);
+  model::AutocastScope autocast(device, precision == config::Precision::kBf16);
   auto out = m->forward(d.input_ids, d.token_type_ids, d.attention_mask,
                         all_positions ? torch::Tensor() : d.masked_positions);
   (void)out.prediction_logits.sum().item<double>();
@@ -184,6 +187,8 @@ nlohmann::json model_spec_to_json(const ModelBenchSpec& s) {
           {"mlm_all_positions", s.mlm_all_positions},
           {"naive_shaw", s.naive_shaw},
           {"gather_shaw", s.gather_shaw},
+          {"device", s.device},
+          {"eager_attention", s.eager_attention},
           {"warmup", s.warmup},
           {"reps", s.reps},
           {"profile_path", s.profile_path},
@@ -203,6 +208,8 @@ ModelBenchSpec model_spec_from_json(const nlohmann::json& j, const config::Model
   s.mlm_all_positions = j.value("mlm_all_positions", s.mlm_all_positions);
   s.naive_shaw = j.value("naive_shaw", s.naive_shaw);
   s.gather_shaw = j.value("gather_shaw", s.gather_shaw);
+  s.device = j.value("device", s.device);
+  s.eager_attention = j.value("eager_attention", s.eager_attention);
   s.warmup = j.value("warmup", s.warmup);
   s.reps = j.value("reps", s.reps);
   s.profile_path = j.value("profile_path", s.profile_path);
@@ -224,7 +231,25 @@ nlohmann::json ModelBenchResult::to_json() const {
           {"loss_last", loss_last},
           {"blas_gflops", blas_gflops},
           {"parameters", parameters},
+          {"model_flops_per_step", model_flops_per_step},
+          {"achieved_tflops", achieved_tflops},
+          {"fused_attention", fused_attention},
           {"torch_version", TORCH_VERSION}};
+}
+
+double model_flops(const ModelBenchSpec& spec) {
+  const auto& c = spec.model;
+  const double B = static_cast<double>(spec.batch), L = static_cast<double>(spec.seq);
+  const double H = static_cast<double>(c.hidden_size), I = static_cast<double>(c.intermediate_size);
+  const double E = static_cast<double>(c.embedding_size), V = static_cast<double>(c.vocab_size);
+  const double tokens = B * L;
+  const double applications = static_cast<double>(c.num_hidden_layers * c.inner_group_num);
+  const double per_layer = 2.0 * tokens * (4.0 * H * H + 2.0 * H * I) + 2.0 * 2.0 * B * L * L * H;
+  const int64_t masked = spec.masked_per_seq < 0 ? default_masked(spec.seq) : spec.masked_per_seq;
+  const double predicted = spec.mlm_all_positions ? tokens : B * static_cast<double>(masked);
+  const double heads = 2.0 * predicted * (H * E + E * V) + 2.0 * B * (H * H + 2.0 * H);
+  const double forward = 2.0 * tokens * E * H + applications * per_layer + heads;
+  return spec.mode == "train" ? 3.0 * forward : forward;
 }
 
 ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
@@ -242,8 +267,18 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
   r.threads = at::get_num_threads();
   r.rss_start_mib = current_rss_mib();
 
+  if (spec.device != "cpu" && spec.device != "cuda")
+    throw Error("bench: device must be cpu or cuda, got '" + spec.device + "'");
+  if (spec.device == "cuda" && !torch::cuda::is_available())
+    throw Error("bench --device cuda: this LibTorch (" TORCH_VERSION ") sees no CUDA device");
+  const torch::Device device = spec.device == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+
   torch::manual_seed(spec.seed);
   model::AlbertForPreTraining m(spec.model);
+  if (spec.eager_attention) model::set_attention_backend(*m, model::AttentionBackend::kEager);
+  r.fused_attention = !spec.eager_attention && model::fused_attention_available() &&
+                      m->albert->encoder->groups[0]->layers[0]->attention->uses_fused(
+                          m->albert->encoder->scheme_for(0), /*probs_requested=*/false);
   if (spec.gather_shaw) {
     if (spec.model.position.relative != config::RelativeScheme::kShaw)
       throw Error("bench: gather_shaw needs model.position.relative = shaw");
@@ -259,6 +294,7 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
       s = std::make_shared<NaiveShawImpl>(*shaw);
     }
   }
+  m->to(device);
   if (spec.mode == "forward") m->eval();
   else m->train();
   for (const auto& p : m->parameters()) r.parameters += p.numel();
@@ -268,7 +304,7 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
   std::unique_ptr<train::PretrainStep> step;
   if (spec.mode == "train") {
     opt = optim::make_optimizer(optimizer_config(spec.optimizer), named_params(*m));
-    step = std::make_unique<train::PretrainStep>(m, *opt, schedule, 1.0, torch::kCPU, spec.precision);
+    step = std::make_unique<train::PretrainStep>(m, *opt, schedule, 1.0, device, spec.precision);
   }
   r.rss_model_mib = current_rss_mib();
 
@@ -278,8 +314,9 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
     batches.push_back(make_batch(spec.batch, spec.seq, spec.masked_per_seq, spec.model.vocab_size, rng));
   auto run_once = [&](int i) {
     const auto& b = batches[i % batches.size()];
-    if (spec.mode == "train") return train_step(m, *opt, *step, b, spec.mlm_all_positions, spec.precision, lr);
-    forward_step(m, b, spec.mlm_all_positions, spec.precision);
+    if (spec.mode == "train")
+      return train_step(m, *opt, *step, b, spec.mlm_all_positions, spec.precision, lr, device);
+    forward_step(m, b, spec.mlm_all_positions, spec.precision, device);
     return 0.0;
   };
   for (int i = 0; i < spec.warmup; ++i) run_once(i);
@@ -296,6 +333,8 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
   r.tokens_per_s = tokens / r.seconds.median;
   r.tokens_per_s_min = tokens / r.seconds.max;
   r.tokens_per_s_max = tokens / r.seconds.min;
+  r.model_flops_per_step = model_flops(spec);
+  r.achieved_tflops = r.model_flops_per_step / r.seconds.median / 1e12;
 
   if (!spec.profile_path.empty()) {
     const int steps = 2;

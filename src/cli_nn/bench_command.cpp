@@ -40,6 +40,9 @@ struct BenchArgs {
   std::vector<std::string> modes{"train"};
   std::vector<std::string> shapes{"8x128"};
   std::vector<std::string> precisions{"fp32"};
+  std::vector<std::string> attentions{"auto"};
+  std::string device = "cpu";
+  double peak_tflops = 0;
   std::string optimizer = "adamw";
   int threads = 0;
   int interop_threads = 0;
@@ -137,10 +140,17 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-void print_model_table(std::ostream& os, const std::vector<nlohmann::json>& results) {
-  char line[320];
-  std::snprintf(line, sizeof line, "%-16s %-7s %-4s %-7s %3s %10s %17s %9s %9s %9s %8s\n", "scheme", "mode", "prec",
-                "BxL", "thr", "tokens/s", "[min - max]", "ms/step", "peak MiB", "model MiB", "loss");
+// Model-FLOPs utilisation column: achieved model TFLOP/s over the device's dense peak.
+std::string mfu_text(const nlohmann::json& r, double peak_tflops) {
+  if (peak_tflops <= 0) return "-";
+  return fmt("%.1f%%", 100.0 * r.value("achieved_tflops", 0.0) / peak_tflops);
+}
+
+void print_model_table(std::ostream& os, const std::vector<nlohmann::json>& results, double peak_tflops) {
+  char line[360];
+  std::snprintf(line, sizeof line, "%-16s %-7s %-4s %-5s %-7s %3s %10s %17s %9s %9s %9s %8s %8s %6s\n", "scheme",
+                "mode", "prec", "attn", "BxL", "thr", "tokens/s", "[min - max]", "ms/step", "peak MiB", "model MiB",
+                "loss", "TFLOP/s", "MFU");
   os << line;
   for (const auto& r : results) {
     const auto& s = r.at("spec");
@@ -152,16 +162,18 @@ void print_model_table(std::ostream& os, const std::vector<nlohmann::json>& resu
       os << line;
       continue;
     }
-    std::snprintf(line, sizeof line, "%-16s %-7s %-4s %-7s %3d %10.1f %17s %9.1f %9.0f %9.0f %8s\n",
+    std::snprintf(line, sizeof line, "%-16s %-7s %-4s %-5s %-7s %3d %10.1f %17s %9.1f %9.0f %9.0f %8s %8.2f %6s\n",
                   s.at("label").get<std::string>().c_str(), s.at("mode").get<std::string>().c_str(),
-                  s.at("precision").get<std::string>().substr(0, 4).c_str(), shape.c_str(), r.at("threads").get<int>(),
+                  s.at("precision").get<std::string>().substr(0, 4).c_str(),
+                  r.value("fused_attention", false) ? "sdpa" : "eager", shape.c_str(), r.at("threads").get<int>(),
                   r.at("tokens_per_s").get<double>(),
                   ("[" + fmt("%.1f", r.at("tokens_per_s_min").get<double>()) + " - " +
                    fmt("%.1f", r.at("tokens_per_s_max").get<double>()) + "]")
                       .c_str(),
                   r.at("seconds").at("median").get<double>() * 1e3, r.at("peak_rss_mib").get<double>(),
                   r.at("rss_model_mib").get<double>() - r.at("rss_start_mib").get<double>(),
-                  s.at("mode") == "train" ? fmt("%.3f", r.at("loss_last").get<double>()).c_str() : "-");
+                  s.at("mode") == "train" ? fmt("%.3f", r.at("loss_last").get<double>()).c_str() : "-",
+                  r.value("achieved_tflops", 0.0), mfu_text(r, peak_tflops).c_str());
     os << line;
   }
 }
@@ -276,7 +288,8 @@ void run_bench(const BenchArgs& a) {
     for (const auto& shape : split_list(a.shapes))
       for (const auto& scheme : split_list(a.schemes))
         for (const auto& mode : split_list(a.modes))
-          for (const auto& precision : split_list(a.precisions)) {
+          for (const auto& precision : split_list(a.precisions))
+            for (const auto& attention : split_list(a.attentions)) {
             bench::ModelBenchSpec spec;
             spec.label = scheme;
             spec.model = cfg.model;
@@ -295,18 +308,22 @@ void run_bench(const BenchArgs& a) {
             spec.mlm_all_positions = a.mlm_all_positions;
             spec.warmup = a.warmup;
             spec.reps = a.reps;
+            spec.device = a.device;
+            if (attention != "auto" && attention != "eager")
+              throw Error("bench --attention: auto or eager, got '" + attention + "'");
+            spec.eager_attention = attention == "eager";
             if (!a.profile_dir.empty()) {
               fs::create_directories(a.profile_dir);
-              std::string name = scheme + "-" + mode + "-" + precision + "-" + shape + ".txt";
+              std::string name = scheme + "-" + mode + "-" + precision + "-" + attention + "-" + shape + ".txt";
               for (auto& ch : name)
                 if (ch == '+') ch = '_';
               spec.profile_path = (std::filesystem::path(a.profile_dir) / name).string();
             }
-            spdlog::info("[bench] {} {} {} {}", scheme, mode, precision, shape);
+            spdlog::info("[bench] {} {} {} {} {} {}", scheme, mode, precision, attention, shape, a.device);
             results.push_back(a.in_process ? bench::run_model_bench(spec).to_json() : run_child_spec(a, spec));
           }
     os << "\n";
-    print_model_table(os, results);
+    print_model_table(os, results, a.peak_tflops);
     all["models"] = results;
   }
   if (!a.json_path.empty()) {
@@ -328,6 +345,11 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--mode", args->modes, "train (forward+backward+optimiser) and/or forward, comma-separated");
   cmd->add_option("--shape", args->shapes, "BATCHxSEQ list, e.g. 8x128,2x512");
   cmd->add_option("--precision", args->precisions, "fp32 and/or bf16 (autocast), comma-separated");
+  cmd->add_option("--attention", args->attentions,
+                  "auto (fused SDPA where this LibTorch has it and the scheme allows) and/or eager, comma-separated");
+  cmd->add_option("--device", args->device, "cpu or cuda");
+  cmd->add_option("--peak-tflops", args->peak_tflops,
+                  "the device's dense peak (e.g. 989 for H100/H200 bf16): adds model-FLOPs utilisation");
   cmd->add_option("--optimizer", args->optimizer, "adamw or lamb");
   cmd->add_option("--threads", args->threads, "intra-op threads (0 = LibTorch default)");
   cmd->add_option("--interop-threads", args->interop_threads, "inter-op threads (0 = LibTorch default)");
@@ -347,7 +369,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--only", args->only, "(internal) run one spec given as JSON")->group("");
   cmd->add_option("--result", args->result_path, "(internal) result file of --only")->group("");
   cmd->callback([args, cmd] {
-    args->model_options_given = cmd->count("--scheme") + cmd->count("--mode") + cmd->count("--precision") > 0;
+    args->model_options_given =
+        cmd->count("--scheme") + cmd->count("--mode") + cmd->count("--precision") + cmd->count("--attention") > 0;
     run_bench(*args);
   });
 }

@@ -30,6 +30,7 @@ struct PretrainArgs {
   std::string config_path, run_dir, init_dir;
   std::vector<std::string> overrides;
   bool resume = false;
+  int64_t stop_after_step = -1;
 };
 
 std::string timestamp() {
@@ -70,6 +71,7 @@ void run_pretrain(const PretrainArgs& a) {
   options.run_dir = run_dir;
   options.resume = a.resume;
   options.init_dir = a.init_dir;
+  options.stop_after_step = a.stop_after_step;
   auto result = train::run_pretraining(cfg, options);
   if (result.exit_code != kExitOk) {
     spdlog::default_logger()->flush();
@@ -86,6 +88,9 @@ void add_pretrain_command(CLI::App& app) {
   cmd->add_option("--set", args->overrides, "override a config key, e.g. --set model.position.relative=tisa (repeatable)");
   cmd->add_option("--run-dir", args->run_dir, "run directory (default runs/<config name>-<timestamp>)");
   cmd->add_flag("--resume", args->resume, "continue from the newest valid checkpoint of the run directory");
+  cmd->add_option("--stop-after-step", args->stop_after_step,
+                  "behave as if interrupted after update N: save a checkpoint, exit 130 (resume checks)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--init", args->init_dir, "start from the weights of this Hugging Face model directory");
   cmd->callback([args] { run_pretrain(*args); });
 }

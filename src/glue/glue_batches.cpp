@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "common/error.h"
+#include "train/device_copy.h"
 
 namespace tisa::glue {
 
@@ -35,19 +36,19 @@ GlueBatch make_glue_batch(const data::GlueEncodedSplit& split, const std::vector
   }
   GlueBatch out;
   out.rows = rows;
-  out.input_ids = ids.to(device);
-  out.token_type_ids = types.to(device);
-  out.attention_mask = mask.to(device);
+  out.input_ids = train::host_to_device(ids, device);
+  out.token_type_ids = train::host_to_device(types, device);
+  out.attention_mask = train::host_to_device(mask, device);
   if (labelled) {
     if (split.regression) {
       auto l = torch::empty({b}, torch::kFloat32);
       for (int64_t i = 0; i < b; ++i) l[i] = split.labels[rows[i]];
-      out.labels = l.to(device);
+      out.labels = train::host_to_device(l, device);
     } else {
       auto l = torch::empty({b}, torch::kInt64);
       auto* pl = l.data_ptr<int64_t>();
       for (int64_t i = 0; i < b; ++i) pl[i] = static_cast<int64_t>(split.labels[rows[i]]);
-      out.labels = l.to(device);
+      out.labels = train::host_to_device(l, device);
     }
   }
   return out;

@@ -102,16 +102,35 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
   auto q = split(query(x));  // [B, H, L, d]
   auto k = split(key(x));    // [B, H, L, d]
   auto v = split(value(x));  // [B, H, L, d]
-  auto logits = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_size));  // [B, H, L, L]
-  if (scheme) logits = scheme->add_to_logits(logits, q);         // SPEC §2: after scaling, before the mask
-  logits = logits + additive_mask;                               // [B, 1, 1, L] broadcast
-  auto probs = torch::softmax(logits, -1);                       // [B, H, L, L]
-  if (probs_out) *probs_out = probs;
-  probs = attention_dropout(probs);
-  auto context = torch::matmul(probs.to(v.scalar_type()), v);    // [B, H, L, d]
-  if (scheme) context = scheme->add_to_output(context, probs);
+  torch::Tensor context;
+  if (uses_fused(scheme, probs_out != nullptr)) {
+    // The position term is a pure logit bias: hand mask + bias to SDPA as its attn_mask.
+    auto mask = finite_mask_for(additive_mask, q.scalar_type());  // [B, 1, 1, L]
+    auto bias = scheme ? scheme->add_to_logits(mask, q) : mask;    // broadcasts to [B, H, L, L]
+    const double p = is_training() ? attention_dropout->options.p() : 0.0;
+    context = fused_attention(q, k, v, bias, p);                   // [B, H, L, d]
+  } else {
+    auto logits = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_size));  // [B, H, L, L]
+    if (scheme) logits = scheme->add_to_logits(logits, q);         // SPEC §2: after scaling, before the mask
+    logits = logits + additive_mask;                               // [B, 1, 1, L] broadcast
+    auto probs = torch::softmax(logits, -1);                       // [B, H, L, L]
+    if (probs_out) *probs_out = probs;
+    probs = attention_dropout(probs);
+    context = torch::matmul(probs.to(v.scalar_type()), v);         // [B, H, L, d]
+    if (scheme) context = scheme->add_to_output(context, probs);
+  }
   context = context.transpose(1, 2).reshape({B, L, num_heads * head_size});  // [B, L, H·d]
   return layer_norm(LayerNorm, x + output_dropout(dense(context)));
+}
+
+bool AlbertAttentionImpl::uses_fused(const RelativeSchemeImpl* scheme, bool probs_requested) const {
+  return backend == AttentionBackend::kAuto && fused_attention_available() && !probs_requested &&
+         !(scheme && scheme->has_output_term());
+}
+
+void set_attention_backend(torch::nn::Module& model, AttentionBackend backend) {
+  for (auto& m : model.modules(/*include_self=*/true))
+    if (auto* attention = m->as<AlbertAttentionImpl>()) attention->backend = backend;
 }
 
 AlbertLayerImpl::AlbertLayerImpl(const config::ModelConfig& c) : activation(c.hidden_act) {

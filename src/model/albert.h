@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "model/fused_attention.h"
 #include "model/position/absolute.h"
 #include "model/position/relative_scheme.h"
 
@@ -65,13 +66,16 @@ TORCH_MODULE(AlbertEmbeddings);
 struct AlbertAttentionImpl : torch::nn::Module {
   explicit AlbertAttentionImpl(const config::ModelConfig& c);
   // x [B, L, H]; additive_mask [B, 1, 1, L] (0 or a large negative); probs_out receives the
-  // attention probabilities when not null.
+  // attention probabilities when not null (which takes the eager path: SDPA does not return them).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& additive_mask, RelativeSchemeImpl* scheme,
                         torch::Tensor* probs_out = nullptr);
+  // Whether this call can take the fused path (model/fused_attention.h).
+  bool uses_fused(const RelativeSchemeImpl* scheme, bool probs_requested) const;
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr}, dense{nullptr};
   torch::nn::LayerNorm LayerNorm{nullptr};
   torch::nn::Dropout attention_dropout{nullptr}, output_dropout{nullptr};
   int64_t num_heads, head_size;
+  AttentionBackend backend = AttentionBackend::kAuto;
 };
 TORCH_MODULE(AlbertAttention);
 
@@ -203,6 +207,9 @@ torch::Tensor classification_loss(const torch::Tensor& logits, const torch::Tens
 torch::Tensor activation(const std::string& name, const torch::Tensor& x);
 // Checks the parts of a ModelConfig the model relies on (sizes, activation); throws tisa::Error.
 void check_model_config(const config::ModelConfig& c);
+
+// Sets the attention backend of every attention layer below `model` (any of the modules above).
+void set_attention_backend(torch::nn::Module& model, AttentionBackend backend);
 
 // Positional parameters as counted in the paper's table: absolute table + scheme parameters.
 int64_t positional_parameter_count(const config::ModelConfig& c);

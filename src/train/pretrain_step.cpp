@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "model/autocast.h"
 #include "optim/grad_utils.h"
+#include "train/device_copy.h"
 #include "train/distributed.h"
 
 namespace tisa::train {
@@ -11,8 +12,8 @@ namespace {
 
 torch::Tensor to_tensor(const std::vector<int64_t>& values, std::vector<int64_t> shape, const torch::Device& device) {
   auto t = torch::from_blob(const_cast<int64_t*>(values.data()), shape, torch::kLong);
-  // from_blob does not own the memory: copy (to the device, or a CPU clone).
-  return device.is_cpu() ? t.clone() : t.to(device);
+  // from_blob does not own the memory: copy (a CPU clone, or through pinned memory to the GPU).
+  return device.is_cpu() ? t.clone() : host_to_device(t, device);
 }
 
 }  // namespace

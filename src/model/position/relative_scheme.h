@@ -7,6 +7,8 @@
 //                                                 // (unscaled) queries: a scheme scales its own term
 //   ... mask, softmax, dropout ...
 //   out = scheme->add_to_output(out, probs);      // out [B, H, L, d] = probs·V, probs [B, H, L, L]
+// add_to_logits must accept logits of any shape that broadcasts to [B, H, L, L] (the fused path
+// hands it the [B, 1, 1, L] padding mask and uses the sum as the attention bias).
 // begin_forward(L) is called once per model forward on every scheme module before any layer runs,
 // so that batch-independent terms (TISA's [H, L, L] bias) are computed once per forward.
 // Absolute positions are embedding-side and live in absolute.h, not behind this interface.
@@ -24,6 +26,9 @@ struct RelativeSchemeImpl : torch::nn::Module {
     (void)probs;
     return out;
   }
+  // Whether add_to_output() adds anything. Schemes without an output term are pure logit biases,
+  // which the fused attention path takes as its attn_mask (model/fused_attention.h).
+  virtual bool has_output_term() const { return false; }
   // Parameters of this module (for the positional-parameter count of `model summary`).
   int64_t parameter_count() const {
     int64_t n = 0;

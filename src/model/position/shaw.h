@@ -24,6 +24,7 @@ struct ShawImpl : RelativeSchemeImpl {
   ShawImpl(int64_t max_distance, int64_t head_size, bool values, double init_std);
   torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
   torch::Tensor add_to_output(torch::Tensor out, const torch::Tensor& probs) override;
+  bool has_output_term() const override { return values_.defined(); }
 
   int64_t max_distance() const { return max_distance_; }
   bool has_values() const { return values_.defined(); }

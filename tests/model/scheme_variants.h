@@ -1,0 +1,83 @@
+// The position-scheme variants that model tests run over, a tiny ALBERT config for each, and one
+// forward + backward whose outputs and gradients tests compare across backends and devices.
+#pragma once
+#include <torch/torch.h>
+
+#include <cctype>
+#include <map>
+#include <string>
+
+#include "config/config.h"
+#include "model/albert.h"
+
+namespace tisa::test {
+
+struct SchemeVariant {
+  std::string name;
+  bool absolute;
+  config::RelativeScheme relative;
+  bool shaw_values;
+  bool fused_expected;  // takes the fused attention path on a LibTorch with SDPA
+};
+
+inline const SchemeVariant kSchemeVariants[] = {
+    {"absolute", true, config::RelativeScheme::kNone, false, true},
+    {"none", false, config::RelativeScheme::kNone, false, true},
+    {"tisa", false, config::RelativeScheme::kTisa, false, true},
+    {"absolute+tisa", true, config::RelativeScheme::kTisa, false, true},
+    {"shaw_key_only", false, config::RelativeScheme::kShaw, false, true},
+    {"shaw_key_value", false, config::RelativeScheme::kShaw, true, false},
+};
+
+inline config::ModelConfig tiny_model(const SchemeVariant& v) {
+  config::ModelConfig c;
+  c.vocab_size = 50;
+  c.embedding_size = 8;
+  c.hidden_size = 16;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.intermediate_size = 32;
+  c.max_position_embeddings = 32;
+  c.position.absolute = v.absolute;
+  c.position.relative = v.relative;
+  c.position.shaw.max_distance = 3;
+  c.position.shaw.values = v.shaw_values;
+  c.position.tisa.kernels = 2;
+  return c;
+}
+
+// A gtest parameter name from a variant name ("absolute+tisa" -> "absolute_tisa").
+inline std::string variant_test_name(const SchemeVariant& v) {
+  std::string n = v.name;
+  for (auto& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+struct ForwardBackwardResult {
+  torch::Tensor hidden, sop;                    // on the CPU
+  std::map<std::string, torch::Tensor> grads;   // every parameter's gradient, on the CPU
+};
+
+// Forward of `model` (already on `device`) on a fixed batch with padding (one row mostly padding),
+// a loss that reaches every output with different weights, backward.
+inline ForwardBackwardResult forward_backward(model::AlbertForPreTraining& model, model::AttentionBackend backend,
+                                              const torch::Device& device) {
+  model::set_attention_backend(*model, backend);
+  model->zero_grad();
+  torch::manual_seed(3);
+  auto ids = torch::randint(5, 50, {3, 11}, torch::kLong);
+  auto mask = torch::ones({3, 11}, torch::kLong);
+  mask[1].narrow(0, 7, 4).fill_(0);
+  mask[2].narrow(0, 2, 9).fill_(0);
+  auto out = model->forward(ids.to(device), torch::Tensor(), mask.to(device));
+  auto hidden = out.encoder.last_hidden_state;
+  auto w = torch::linspace(-1, 1, hidden.numel()).view(hidden.sizes()).to(device);
+  ((hidden * w).sum() + out.sop_logits.pow(2).sum() + out.prediction_logits.mean()).backward();
+  ForwardBackwardResult r{hidden.detach().cpu().clone(), out.sop_logits.detach().cpu().clone(), {}};
+  for (const auto& p : model->named_parameters())
+    if (p.value().grad().defined()) r.grads[p.key()] = p.value().grad().cpu().clone();
+  return r;
+}
+
+}  // namespace tisa::test
