@@ -12,6 +12,7 @@
 
 #include "cli_nn/commands.h"
 #include "common/error.h"
+#include "common/output_guard.h"
 #include "common/fs.h"
 #include "config/config_loader.h"
 #include "data/pretrain_dataset.h"
@@ -56,6 +57,7 @@ void run_eval_mlm(EvalMlmArgs& a) {
   if (a.threads > 0) torch::set_num_threads(static_cast<int>(a.threads));
   const torch::Device device(a.device);
   if (device.is_cuda() && !torch::cuda::is_available()) throw Error("--device cuda: CUDA is not available");
+  check_output_is_not_input("--output", a.output, model_folder_inputs(a.model_dir));
   auto loaded = model::load_hf_model(a.model_dir, device);
   if (!loaded.pretraining)
     throw Error(a.model_dir + " is a " + loaded.config.architecture +

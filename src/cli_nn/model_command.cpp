@@ -18,6 +18,7 @@
 
 #include "cli_nn/commands.h"
 #include "common/error.h"
+#include "common/output_guard.h"
 #include "config/config_loader.h"
 #include "model/albert.h"
 #include "model/autocast.h"
@@ -36,6 +37,9 @@ struct ForwardArgs {
 void run_forward(const ForwardArgs& a) {
   const torch::Device device(a.device);
   if (device.is_cuda() && !torch::cuda::is_available()) throw Error("--device cuda: CUDA is not available");
+  std::vector<std::string> inputs = model_folder_inputs(a.model_dir);
+  inputs.push_back(a.inputs);
+  check_output_is_not_input("--output", a.output, inputs);
   auto m = model::load_hf_model(a.model_dir, device);
   m.module().eval();
   auto in = model::load_tensor_file(a.inputs).tensors;

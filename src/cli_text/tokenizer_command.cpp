@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/output_guard.h"
 #include "cli_text/commands.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -125,6 +126,7 @@ void add_encode(CLI::App* parent) {
   cmd->add_option("--threads", a->threads, "threads (0: all)");
   a->flags.add_to(cmd);
   cmd->callback([a] {
+    check_output_is_not_input("--output", a->output, {a->input, a->tokenizer});
     auto tok = text::load_tokenizer(a->tokenizer, a->flags.options());
     const std::vector<std::string> lines = read_lines_lf(a->input);
     std::string out;

@@ -132,7 +132,7 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
   const auto manifest = data::read_glue_manifest(req.prepared_dir);
 
   // --- model
-  GlueModel model(req.init_dir, task, gc.classifier_dropout, device);
+  GlueModel model(req.init_dir, task, gc.classifier_dropout, device, ClassifierHead::kCreateIfMissing);
   if (manifest.vocab_size > model.vocab_size())
     throw Error(req.prepared_dir + ": the data was tokenised with a vocabulary of " + std::to_string(manifest.vocab_size) +
                 " tokens but the model in " + req.init_dir + " has " + std::to_string(model.vocab_size()) +
@@ -179,6 +179,7 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
   std::map<std::string, double> best_metrics;
   nlohmann::json history = nlohmann::json::array();
   int64_t bad_steps = 0;
+  std::vector<int64_t> non_finite_steps;  // evaluations whose main metric was NaN/Inf
 
   auto evaluate_and_keep = [&](int64_t step) {
     nlohmann::json per_split;
@@ -186,9 +187,14 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
     model.train(true);
     auto it = m.find(task.main_metric);
     TISA_CHECK(it != m.end(), "main metric " + task.main_metric + " not computed");
-    double value = std::isnan(it->second) ? -std::numeric_limits<double>::infinity() : it->second;
-    bool improved = best_step < 0 || value > best_value;
-    spdlog::info("[eval] {} step {}: {}{}", task.name, step, format_metrics(m), improved ? "  (best)" : "");
+    // NaN is never a result: a non-finite evaluation (e.g. a correlation of constant predictions)
+    // cannot become the best model.
+    const double value = it->second;
+    const bool finite = std::isfinite(value);
+    if (!finite) non_finite_steps.push_back(step);
+    bool improved = finite && (best_step < 0 || value > best_value);
+    spdlog::info("[eval] {} step {}: {}{}", task.name, step, format_metrics(m),
+                 improved ? "  (best)" : finite ? "" : "  (not finite: not a candidate for best)");
     nlohmann::json record(m);
     record["best"] = improved;
     metrics.write("eval", step, record);
@@ -266,6 +272,13 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
   if (!interrupted) evaluate_and_keep(steps);
   progress.finish();
   train::remove_interrupt_handlers();
+  if (best_step < 0) {
+    std::string at;
+    for (int64_t s : non_finite_steps) at += (at.empty() ? "" : ", ") + std::to_string(s);
+    throw Error("[glue] " + task.name + " seed " + std::to_string(req.seed) + ": every evaluation gave a non-finite " +
+                task.main_metric + " (steps " + at + "), so there is no best model (constant or NaN predictions; "
+                "hint: check the data, lower glue.lr or train longer)");
+  }
 
   // --- test predictions with the best model
   FinetuneResult result;

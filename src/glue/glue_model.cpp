@@ -1,6 +1,8 @@
 // GLUE model adapter over model/albert.h and model/hf_checkpoint.h (see glue_model.h).
 #include "glue/glue_model.h"
 
+#include <spdlog/spdlog.h>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -63,10 +65,16 @@ struct GlueModel::Impl {
 };
 
 GlueModel::GlueModel(const std::string& model_dir, const GlueTaskInfo& task, double classifier_dropout,
-                     c10::Device device)
+                     c10::Device device, ClassifierHead head)
     : impl_(std::make_unique<Impl>()), task_(task) {
   model::HfConfig hf;
-  impl_->net = model::load_for_classification(model_dir, task.num_labels(), &hf);
+  const bool create = head == ClassifierHead::kCreateIfMissing;
+  impl_->net = model::load_for_classification(
+      model_dir, task.num_labels(), create ? model::MissingHead::kCreate : model::MissingHead::kRefuse, &hf);
+  if (create && model::read_hf_config(model_dir).architecture != model::kClassificationArchitecture)
+    spdlog::info("[glue] {} holds no classifier head: creating a new {} head ({} output{}) that this fine-tuning "
+                 "trains",
+                 model_dir, task.name, task.num_labels(), task.num_labels() == 1 ? "" : "s");
   impl_->config = hf.model;
   if (classifier_dropout >= 0) {
     impl_->net->dropout->options.p(classifier_dropout);

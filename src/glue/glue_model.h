@@ -28,12 +28,18 @@ std::string find_tokenizer(const std::string& model_dir);
 // Lowercasing recorded by an HF tokenizer_config.json ("do_lower_case"): "true", "false" or "".
 std::string recorded_lowercase(const std::string& model_dir);
 
+// Whether a folder without a classifier head (a pretraining checkpoint) may get a new, random one:
+// only fine-tuning, which trains it; eval and predict need a trained head.
+enum class ClassifierHead { kMustBeTrained, kCreateIfMissing };
+
 class GlueModel {
  public:
   // Loads the encoder from `model_dir`; the classifier head is loaded when the folder holds one of
-  // the right size (a fine-tuned model), else freshly initialised. `classifier_dropout` < 0 keeps
-  // the folder's value.
-  GlueModel(const std::string& model_dir, const GlueTaskInfo& task, double classifier_dropout, c10::Device device);
+  // the right size (a fine-tuned model); a folder without one is refused (kMustBeTrained) or gets
+  // a freshly initialised head (kCreateIfMissing, logged). `classifier_dropout` < 0 keeps the
+  // folder's value.
+  GlueModel(const std::string& model_dir, const GlueTaskInfo& task, double classifier_dropout, c10::Device device,
+            ClassifierHead head = ClassifierHead::kMustBeTrained);
   ~GlueModel();
   GlueModel(const GlueModel&) = delete;
   GlueModel& operator=(const GlueModel&) = delete;

@@ -16,6 +16,7 @@
 #include "common/logging.h"
 #include "common/metrics_writer.h"
 #include "common/progress.h"
+#include "common/run_directory.h"
 #include "config/config_loader.h"
 #include "data/pretrain_dataset.h"
 #include "data/pretrain_examples.h"
@@ -42,6 +43,12 @@ class RunLogFile {
   explicit RunLogFile(const std::string& path) {
     logging::add_file_sink(path);
     sink_ = spdlog::default_logger()->sinks().back();
+  }
+  // Writes a fatal error into train.log only: main() prints it on the console after the run ends.
+  void record_fatal(const std::string& what) {
+    spdlog::logger file_only("train.log", sink_);
+    file_only.error("{}", what);
+    file_only.flush();
   }
   ~RunLogFile() {
     auto& sinks = spdlog::default_logger()->sinks();
@@ -115,6 +122,7 @@ struct Run {
   std::chrono::steady_clock::time_point log_start = std::chrono::steady_clock::now();
 };
 
+PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunOptions& options, Distributed& dist);
 void set_up(Run& run);
 std::vector<data::PretrainBatch> next_micro_batches(Run& run);
 void handle_bad_step(Run& run, const StepResult& r);
@@ -153,16 +161,36 @@ bool run_loop(Run& run) {
 
 PretrainRunResult run_pretraining(const config::Config& cfg, const PretrainRunOptions& options) {
   if (options.run_dir.empty()) throw Error("pretraining needs a run directory");
-  fs::create_directories(options.run_dir);
+  if (options.resume && !options.init_dir.empty())
+    throw Error("--init " + options.init_dir + " cannot be combined with --resume: a resumed run continues from "
+                "its own checkpoint (drop --init, or start a new run without --resume)");
+  // Rank 0 owns the run directory (the other ranks only read its checkpoints): one process per
+  // run, and a fresh run never replaces a finished one (common/run_directory.h).
+  std::optional<RunDirectory> owner;
+  if (DistEnv::from_environment().rank == 0) {
+    owner.emplace(options.run_dir, options.resume ? RunDirectory::Start::kContinue : RunDirectory::Start::kNew);
+    if (!options.resume) owner->start_fresh("", pretraining_run_layout(), options.overwrite);
+  }
   // [dist] join the process group of RANK/WORLD_SIZE/MASTER_* (none: a single process).
   auto dist = Distributed::from_environment(rank_device(training_device(cfg.training)));
   std::optional<RunLogFile> log_file;
   if (dist->is_main()) log_file.emplace(options.run_dir + "/train.log");
   else spdlog::set_level(spdlog::level::warn);  // other ranks: warnings and errors only
+  try {
+    return train_in_run_dir(cfg, options, *dist);
+  } catch (const std::exception& e) {
+    if (log_file) log_file->record_fatal(e.what());  // main() prints it once the file sink is gone
+    throw;
+  }
+}
+
+namespace {
+
+PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunOptions& options, Distributed& dist) {
   SignalScope signals(options.handle_signals);
   Run run(cfg, options);
   run.run_dir = options.run_dir;
-  run.dist = dist.get();
+  run.dist = &dist;
   set_up(run);
   const bool finished = run_loop(run);
   run.result.step = run.state.step;
@@ -180,8 +208,6 @@ PretrainRunResult run_pretraining(const config::Config& cfg, const PretrainRunOp
   write_final_model(run);
   return run.result;
 }
-
-namespace {
 
 void set_up(Run& run) {
   const auto& cfg = run.cfg;
@@ -201,6 +227,8 @@ void set_up(Run& run) {
       throw Error("--resume: no valid checkpoint in " + run.checkpoints->dir() +
                   " (hint: start without --resume, or pass the --run-dir of the run to continue)");
     resume_from = latest->path;
+    // The steps after the checkpoint are redone: their old records must not stay in the stream.
+    if (run.dist->is_main()) MetricsWriter::drop_records_after(run.run_dir + "/metrics.jsonl", latest->step);
     run.model_cfg = reconcile_model_config(model::read_hf_config(resume_from).model, cfg.model, resume_from);
   } else if (!run.opt.init_dir.empty()) {
     run.model_cfg = reconcile_model_config(model::read_hf_config(run.opt.init_dir).model, cfg.model, run.opt.init_dir);
@@ -351,6 +379,9 @@ void run_evaluation(Run& run) {
   EvalResult e = reduce_eval_result(*run.dist, evaluate(run.model, loader, batches, run.device, t.precision));
   run.state.last_eval_mlm_loss = e.mlm_loss;
   run.result.last_eval = e;
+  if (!std::isfinite(e.mlm_loss))
+    spdlog::warn("[eval] step {}: the validation MLM loss is {}; this step cannot become the best checkpoint",
+                 run.state.step, e.mlm_loss);
   spdlog::info("[eval] step {} mlm_loss {:.4f} mlm_acc {:.4f} sop_loss {:.4f} sop_acc {:.4f} ({} examples)",
                run.state.step, e.mlm_loss, e.mlm_accuracy, e.sop_loss, e.sop_accuracy, e.examples);
   nlohmann::json values = {{"mlm_loss", e.mlm_loss}, {"mlm_accuracy", e.mlm_accuracy},
@@ -371,7 +402,9 @@ void save_checkpoint(Run& run) {
   if (!run.dist->is_main()) return;  // [dist] rank 0 writes; the replicas are identical
   auto& s = run.state;
   if (run.last_eval_step != s.step) s.last_eval_mlm_loss.reset();
-  if (s.last_eval_mlm_loss && (!s.best_eval_mlm_loss || *s.last_eval_mlm_loss < *s.best_eval_mlm_loss)) {
+  // NaN is never a result: a non-finite evaluation cannot become the best step.
+  if (s.last_eval_mlm_loss && std::isfinite(*s.last_eval_mlm_loss) &&
+      (!s.best_eval_mlm_loss || *s.last_eval_mlm_loss < *s.best_eval_mlm_loss)) {
     s.best_eval_mlm_loss = s.last_eval_mlm_loss;
     s.best_step = s.step;
   }

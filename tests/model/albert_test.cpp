@@ -192,7 +192,7 @@ TEST(Albert, ClassificationFromPretrainingCheckpoint) {
   tisa::model::AlbertForPreTraining m(c);
   const auto dir = tisa::test::make_temp_dir("albert_cls") + "/pt";
   tisa::model::save_hf_model(dir, *m, c, tisa::model::kPretrainingArchitecture);
-  auto cls = tisa::model::load_for_classification(dir, 3);
+  auto cls = tisa::model::load_for_classification(dir, 3, tisa::model::MissingHead::kCreate);
   EXPECT_TRUE(torch::equal(cls->albert->encoder->schemes[5]->parameters()[0], m->albert->encoder->schemes[5]->parameters()[0]));
   auto b = batch();
   auto out = cls->forward(b.ids, b.types, b.mask);
