@@ -27,6 +27,7 @@
 #include "optim/schedule.h"
 #include "train/distributed.h"
 #include "train/interrupt.h"
+#include "train/runtime_info.h"
 
 namespace tisa::glue {
 namespace {
@@ -121,7 +122,7 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
   if (dist.is_main()) main_metrics.emplace((stdfs::path(req.run_dir) / "metrics.jsonl").string());
   MetricsWriter& metrics = main_metrics ? *main_metrics : disabled_metrics;
 
-  if (tc.threads > 0) torch::set_num_threads(static_cast<int>(tc.threads));
+  train::apply_thread_settings(tc.threads);
   torch::manual_seed(static_cast<uint64_t>(req.seed));
   if (device.is_cuda()) torch::cuda::manual_seed_all(static_cast<uint64_t>(req.seed));
 
@@ -133,10 +134,7 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
 
   // --- model
   GlueModel model(req.init_dir, task, gc.classifier_dropout, device, ClassifierHead::kCreateIfMissing);
-  if (manifest.vocab_size > model.vocab_size())
-    throw Error(req.prepared_dir + ": the data was tokenised with a vocabulary of " + std::to_string(manifest.vocab_size) +
-                " tokens but the model in " + req.init_dir + " has " + std::to_string(model.vocab_size()) +
-                " (wrong tokenizer for this model?)");
+  check_data_fits_model(model, req.init_dir, req.prepared_dir);
   if (gc.max_length > model.max_positions())
     throw Error("glue.max_length " + std::to_string(gc.max_length) + " exceeds the model's max_position_embeddings " +
                 std::to_string(model.max_positions()));

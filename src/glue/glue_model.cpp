@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "data/glue_dataset.h"
 #include "model/albert.h"
 #include "model/hf_checkpoint.h"
 
@@ -140,6 +141,18 @@ void GlueModel::save(const std::string& dir, const std::string& tokenizer_dir, i
   if (task_.regression) j["problem_type"] = "regression";
   j["tisa_train_glue"] = {{"max_length", max_length}};
   fs::write_file_atomic(cfg_path, j.dump(2) + "\n");
+}
+
+void check_data_fits_model(const GlueModel& model, const std::string& model_dir, const std::string& prepared_dir) {
+  const auto manifest = data::read_glue_manifest(prepared_dir);
+  if (manifest.vocab_size > model.vocab_size())
+    throw Error(prepared_dir + ": the data was tokenised with a vocabulary of " + std::to_string(manifest.vocab_size) +
+                " tokens but the model in " + model_dir + " has " + std::to_string(model.vocab_size()) +
+                " (wrong tokenizer for this model?)");
+  if (manifest.max_length > model.max_positions())
+    throw Error(prepared_dir + ": the data was prepared with max_length " + std::to_string(manifest.max_length) +
+                " but the model in " + model_dir + " has only " + std::to_string(model.max_positions()) +
+                " positions (max_position_embeddings)");
 }
 
 }  // namespace tisa::glue

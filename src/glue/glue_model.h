@@ -66,4 +66,9 @@ class GlueModel {
   GlueTaskInfo task_;
 };
 
+// Throws tisa::Error naming both folders when the data prepared in `prepared_dir` cannot run
+// through `model` (loaded from `model_dir`): tokenised with a larger vocabulary than the model's
+// (ids past its embedding table) or to a max_length beyond its positions.
+void check_data_fits_model(const GlueModel& model, const std::string& model_dir, const std::string& prepared_dir);
+
 }  // namespace tisa::glue

@@ -87,6 +87,15 @@ std::string default_cache_dir(const std::string& task, const std::string& what, 
   return (root / "tisa-train" / "glue" / (task + "-" + fs::to_hex(fs::fnv1a64(key)))).string();
 }
 
+// --max-length of eval/predict (0 = as recorded by the fine-tuning), within the model's positions.
+int64_t checked_max_length(int64_t given, const std::string& model_dir, const GlueModel& model) {
+  const int64_t max_length = given > 0 ? given : recorded_max_length(model_dir);
+  if (max_length > model.max_positions())
+    throw Error("--max-length " + std::to_string(max_length) + " exceeds the " + std::to_string(model.max_positions()) +
+                " positions of the model in " + model_dir + " (max_position_embeddings)");
+  return max_length;
+}
+
 std::string resolve_task(const std::string& given, const std::string& model_dir) {
   std::string recorded = recorded_task(model_dir);
   if (given.empty()) {
@@ -314,13 +323,14 @@ int run_eval_command(const EvalOptions& opt) {
   std::vector<std::string> inputs = model_folder_inputs(opt.model_dir);
   for (const auto& split : task.dev_splits) inputs.push_back(data::glue_tsv_path(opt.data_dir, task.name, split));
   check_output_is_not_input("--output", path, inputs);
-  const int64_t max_length = opt.max_length > 0 ? opt.max_length : recorded_max_length(opt.model_dir);
+  const c10::Device device = parse_device(opt.device);
+  GlueModel model(opt.model_dir, task, -1.0, device);  // before tokenising: a model without a head is refused
+  const int64_t max_length = checked_max_length(opt.max_length, opt.model_dir, model);
   const std::string data_key = stdfs::weakly_canonical(opt.data_dir).string();
   const std::string cache =
       opt.cache_dir.empty() ? default_cache_dir(task.name, data_key, opt.model_dir, max_length) : opt.cache_dir;
   prepare_task_data(task.name, opt.data_dir, "", opt.model_dir, max_length, cache);
-  const c10::Device device = parse_device(opt.device);
-  GlueModel model(opt.model_dir, task, -1.0, device);
+  check_data_fits_model(model, opt.model_dir, cache);
   nlohmann::json per_split = nlohmann::json::object();
   std::map<std::string, double> flat;
   for (const auto& split_name : task.dev_splits) {
@@ -354,14 +364,15 @@ int run_predict_command(const PredictOptions& opt) {
   std::vector<std::string> inputs = model_folder_inputs(opt.model_dir);
   inputs.push_back(opt.input);
   check_output_is_not_input("--output", opt.output, inputs);
-  const int64_t max_length = opt.max_length > 0 ? opt.max_length : recorded_max_length(opt.model_dir);
+  const c10::Device device = parse_device(opt.device);
+  GlueModel model(opt.model_dir, task, -1.0, device);  // before tokenising: a model without a head is refused
+  const int64_t max_length = checked_max_length(opt.max_length, opt.model_dir, model);
   const std::string input_key = stdfs::weakly_canonical(opt.input).string();
   const std::string cache = opt.cache_dir.empty()
                                 ? default_cache_dir(task.name, "predict\n" + input_key, opt.model_dir, max_length)
                                 : opt.cache_dir;
   prepare_task_data(task.name, "", opt.input, opt.model_dir, max_length, cache);
-  const c10::Device device = parse_device(opt.device);
-  GlueModel model(opt.model_dir, task, -1.0, device);
+  check_data_fits_model(model, opt.model_dir, cache);
   auto split = data::read_glue_split(data::glue_split_path(cache, "input"));
   auto predictions = predict_split(model, split, opt.batch_size, device);
   write_prediction_file(opt.output, task, split, predictions);

@@ -213,7 +213,7 @@ void set_up(Run& run) {
   const auto& cfg = run.cfg;
   const auto& t = cfg.training;
   warn_about_slow_runtime();
-  if (t.threads > 0) torch::set_num_threads(static_cast<int>(t.threads));
+  apply_thread_settings(t.threads, cfg.data.workers);
   at::globalContext().setDeterministicAlgorithms(t.deterministic, /*warn_only=*/true);
   run.device = rank_device(training_device(t));  // [dist] cuda:LOCAL_RANK
   run.checkpoints = std::make_unique<CheckpointStore>(run.run_dir + "/checkpoints");
