@@ -22,11 +22,13 @@
 #include "glue/glue_eval.h"
 #include "glue/glue_model.h"
 #include "model/autocast.h"
+#include "model/hf_checkpoint.h"
 #include "optim/adamw.h"
 #include "optim/grad_utils.h"
 #include "optim/schedule.h"
 #include "train/distributed.h"
 #include "train/interrupt.h"
+#include "train/memory_estimate.h"
 #include "train/runtime_info.h"
 
 namespace tisa::glue {
@@ -132,14 +134,24 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
   for (const auto& name : task.dev_splits) devs.push_back(data::read_glue_split(data::glue_split_path(req.prepared_dir, name)));
   const auto manifest = data::read_glue_manifest(req.prepared_dir);
 
-  // --- model
+  // --- model (sizes that cannot fit are refused before anything is allocated)
+  {
+    const auto model_config = model::read_hf_config(req.init_dir).model;
+    const int64_t per_rank = gc.batch_size / std::max(1, dist.world_size());
+    auto need = train::estimate_training_memory(model_config, per_rank, gc.max_length, 0);
+    if (device.is_cuda()) need.activation_bytes = 0, need.parameter_bytes = 4 * need.parameters;
+    train::require_memory_fits(need, train::physical_memory_bytes(), "glue.batch_size", gc.batch_size,
+                               "glue.max_length", gc.max_length);
+  }
   GlueModel model(req.init_dir, task, gc.classifier_dropout, device, ClassifierHead::kCreateIfMissing);
   check_data_fits_model(model, req.init_dir, req.prepared_dir);
   if (gc.max_length > model.max_positions())
     throw Error("glue.max_length " + std::to_string(gc.max_length) + " exceeds the model's max_position_embeddings " +
                 std::to_string(model.max_positions()));
   const int64_t pad_id = manifest.pad_id >= 0 ? manifest.pad_id : model.pad_token_id();
-  // [dist] rank 0's initial weights everywhere; gradients averaged in buckets during backward.
+  // [dist] rank 0's initial weights everywhere (once the ranks agree on the settings); gradients
+  // averaged in buckets during backward.
+  dist.require_same_on_all_ranks(fs::fnv1a64(config::dump_yaml(req.config)), "the fine-tuning settings");
   std::vector<at::Tensor> dist_params;
   for (auto& np : model.named_parameters()) dist_params.push_back(np.second);
   dist.broadcast_tensors(dist_params);

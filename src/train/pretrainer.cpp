@@ -29,6 +29,7 @@
 #include "train/data_parallel.h"
 #include "train/distributed.h"
 #include "train/interrupt.h"
+#include "train/memory_estimate.h"
 #include "train/runtime_info.h"
 #include "train/training_state.h"
 
@@ -237,7 +238,10 @@ void set_up(Run& run) {
   resolved.model = run.model_cfg;
   // Absolute, so that the run's config.yaml still finds the data when loaded from the run folder.
   if (!resolved.data.dataset.empty()) resolved.data.dataset = stdfs::absolute(cfg.data.dataset).lexically_normal().string();
-  if (run.dist->is_main()) config::write_resolved_config(resolved, run.run_dir + "/config.yaml");
+  const std::string run_config = run.run_dir + "/config.yaml";
+  if (!resume_from.empty() && fs::exists(run_config))
+    check_resume_settings(config::load_config(run_config), resolved, run_config);
+  if (run.dist->is_main()) config::write_resolved_config(resolved, run_config);
   run.metrics = run.dist->is_main() ? std::make_unique<MetricsWriter>(run.run_dir + "/metrics.jsonl")
                                     : std::make_unique<MetricsWriter>();  // [dist] disabled on ranks > 0
 
@@ -254,6 +258,15 @@ void set_up(Run& run) {
   run.train_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "train", examples);
   run.valid_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "valid", examples);
 
+  // Sizes that cannot fit are refused before anything is allocated. The weights are first built
+  // in host memory; the activations live on the CPU only when training there.
+  const auto need = estimate_training_memory(run.model_cfg, t.batch_size, cfg.data.max_seq_length,
+                                             cfg.data.max_predictions_per_seq);
+  MemoryEstimate host = need;
+  if (run.device.is_cuda()) host.activation_bytes = 0, host.parameter_bytes = 4 * need.parameters;
+  require_memory_fits(host, physical_memory_bytes(), "training.batch_size", t.batch_size, "data.max_seq_length",
+                      cfg.data.max_seq_length);
+
   // Model, optimiser, schedule. Weights are initialised from the seed, then overwritten by
   // --init or the checkpoint; the generator state is restored afterwards.
   torch::manual_seed(static_cast<uint64_t>(t.seed));
@@ -268,7 +281,12 @@ void set_up(Run& run) {
   run.step_fn = std::make_unique<PretrainStep>(run.model, *run.optimizer, *run.schedule, cfg.optimizer.clip_norm,
                                                run.device, t.precision);
   run.step_fn->loss_hook = run.opt.loss_hook;
-  // [dist] every rank starts from rank 0's weights; gradients are averaged in buckets.
+  // [dist] every rank starts from rank 0's weights; gradients are averaged in buckets. The ranks
+  // must first agree on what they train (model, optimiser, data, schedule: the resolved config).
+  // (The dataset path may be mounted at different places on different machines: not compared.)
+  config::Config compared = resolved;
+  compared.data.dataset.clear();
+  run.dist->require_same_on_all_ranks(fs::fnv1a64(config::dump_yaml(compared)), "the training settings");
   if (run.dist->enabled()) {
     std::vector<at::Tensor> state_tensors;
     for (const auto& p : run.model->parameters()) state_tensors.push_back(p);

@@ -237,6 +237,19 @@ TEST_F(PretrainITest, RunDirectoryIsOwnedAndNeverReplacedSilently) {
     EXPECT_EQ(test::slurp(dir + "/final/model.safetensors"), weights);
   }
 
+  // Resume keeps its word: settings that change the run are refused, listed with both values;
+  // the allowed ones (here training.steps) continue it.
+  auto resume = options(dir);
+  resume.resume = true;
+  msg = test::error_of([&] {
+    train::run_pretraining(small_run({"training.steps=2", "training.eval_interval=0", "optimizer.type=adamw"}), resume);
+  });
+  EXPECT_HAS(msg, "--resume continues the run of " + dir + "/config.yaml");
+  EXPECT_HAS(msg, "optimizer.type: the run has lamb, now adamw");
+  EXPECT_HAS(msg, "settings that may change on resume: training.steps");
+  auto longer = train::run_pretraining(small_run({"training.steps=3", "training.eval_interval=0"}), resume);
+  EXPECT_EQ(longer.step, 3);
+
   auto both = options(dir);
   both.resume = true;
   both.init_dir = dir + "/final";
@@ -248,10 +261,9 @@ TEST_F(PretrainITest, RunDirectoryIsOwnedAndNeverReplacedSilently) {
 
   auto overwrite = options(dir);
   overwrite.overwrite = true;
-  ASSERT_EQ(train::run_pretraining(small_run({"training.steps=1", "training.eval_interval=0"}), overwrite).exit_code,
-            kExitOk);
-  EXPECT_FALSE(test::file_exists(dir + "/checkpoints/step-000002"));  // the old run is gone, not mixed in
-  EXPECT_TRUE(test::file_exists(dir + "/checkpoints/step-000001/manifest.json"));
+  ASSERT_EQ(train::run_pretraining(cfg, overwrite).exit_code, kExitOk);
+  EXPECT_FALSE(test::file_exists(dir + "/checkpoints/step-000003"));  // the old run is gone, not mixed in
+  EXPECT_TRUE(test::file_exists(dir + "/checkpoints/step-000002/manifest.json"));
 }
 
 // Issue 18, class 9: after a crash past the last checkpoint, the resumed run redoes those steps;
