@@ -264,7 +264,7 @@ GlueSplitData read_glue_tsv(const GlueTask& task, const std::string& split, cons
   const bool qqp_short_rows_skipped = task.name == "QQP" && f.label >= 0;
   const std::string what = task.name + " " + f.name;
 
-  std::string text = fs::read_file(path);
+  std::string text = fs::read_utf8_text_file(path);
   std::string_view rest(text);
   if (rest.substr(0, 3) == "\xEF\xBB\xBF") rest.remove_prefix(3);  // UTF-8 BOM (MRPC)
 
