@@ -1,7 +1,6 @@
 // GLUE fine-tuning loop (see finetune.h).
 #include "glue/finetune.h"
 
-#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -59,26 +58,8 @@ std::map<std::string, double> evaluate_dev(GlueModel& model, const GlueTaskInfo&
   return flat;
 }
 
-// Adds <run_dir>/train.log to the default logger for the lifetime of one fine-tuning (several
-// seeds or tasks in one process each get their own file).
-class RunLogSink {
- public:
-  explicit RunLogSink(const std::string& path) {
-    logging::init_console();
-    sink_ = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
-    sink_->set_pattern("%Y-%m-%d %H:%M:%S.%e %l %v");
-    spdlog::default_logger()->sinks().push_back(sink_);
-  }
-  ~RunLogSink() {
-    auto& sinks = spdlog::default_logger()->sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-  RunLogSink(const RunLogSink&) = delete;
-  RunLogSink& operator=(const RunLogSink&) = delete;
-
- private:
-  std::shared_ptr<spdlog::sinks::basic_file_sink_mt> sink_;
-};
+FinetuneResult finetune_in_run_dir(const FinetuneRequest& req, c10::Device device, train::Distributed& dist,
+                                   MetricsWriter& metrics);
 
 std::string format_metrics(const std::map<std::string, double>& m) {
   std::string out;
@@ -105,7 +86,7 @@ int64_t resolve_glue_warmup(const config::GlueConfig& glue, int64_t steps) {
 }
 
 FinetuneResult run_finetune(const FinetuneRequest& req) {
-  const GlueTaskInfo& task = glue_task(req.task);
+  glue_task(req.task);  // an unknown task fails before anything is written
   const config::GlueConfig& gc = req.config.glue;
   const config::TrainingConfig& tc = req.config.training;
   if (gc.batch_size <= 0) throw Error("glue.batch_size must be positive, got " + std::to_string(gc.batch_size));
@@ -116,14 +97,28 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
   if (dist.enabled() && gc.batch_size % dist.world_size() != 0)
     throw Error("glue.batch_size " + std::to_string(gc.batch_size) + " is not a multiple of the " +
                 std::to_string(dist.world_size()) + " processes (each takes an equal share of every batch)");
-  std::optional<RunLogSink> log_sink;
-  if (dist.is_main()) log_sink.emplace((stdfs::path(req.run_dir) / "train.log").string());
+  std::optional<logging::RunLogFile> log_file;
+  if (dist.is_main()) log_file.emplace((stdfs::path(req.run_dir) / "train.log").string());
   if (dist.is_main()) config::write_resolved_config(req.config, (stdfs::path(req.run_dir) / "config.yaml").string());
   MetricsWriter disabled_metrics;  // [dist] ranks > 0
   std::optional<MetricsWriter> main_metrics;
   if (dist.is_main()) main_metrics.emplace((stdfs::path(req.run_dir) / "metrics.jsonl").string());
   MetricsWriter& metrics = main_metrics ? *main_metrics : disabled_metrics;
+  try {
+    return finetune_in_run_dir(req, device, dist, metrics);
+  } catch (const std::exception& e) {
+    if (log_file) log_file->record_fatal(e.what());  // main() prints it once the file sink is gone
+    throw;
+  }
+}
 
+namespace {
+
+FinetuneResult finetune_in_run_dir(const FinetuneRequest& req, c10::Device device, train::Distributed& dist,
+                                   MetricsWriter& metrics) {
+  const GlueTaskInfo& task = glue_task(req.task);
+  const config::GlueConfig& gc = req.config.glue;
+  const config::TrainingConfig& tc = req.config.training;
   train::apply_thread_settings(tc.threads);
   torch::manual_seed(static_cast<uint64_t>(req.seed));
   if (device.is_cuda()) torch::cuda::manual_seed_all(static_cast<uint64_t>(req.seed));
@@ -330,5 +325,7 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
   if (interrupted) throw Error("interrupted (results so far are in " + req.run_dir + ")");
   return result;
 }
+
+}  // namespace
 
 }  // namespace tisa::glue

@@ -2,7 +2,6 @@
 // function below it (STYLE §9).
 #include "train/pretrainer.h"
 
-#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -36,29 +35,6 @@
 namespace tisa::train {
 namespace stdfs = std::filesystem;
 namespace {
-
-// Adds <run>/train.log to the default logger for the lifetime of the run (removed again so that
-// several runs in one process, e.g. tests, do not write into each other's logs).
-class RunLogFile {
- public:
-  explicit RunLogFile(const std::string& path) {
-    logging::add_file_sink(path);
-    sink_ = spdlog::default_logger()->sinks().back();
-  }
-  // Writes a fatal error into train.log only: main() prints it on the console after the run ends.
-  void record_fatal(const std::string& what) {
-    spdlog::logger file_only("train.log", sink_);
-    file_only.error("{}", what);
-    file_only.flush();
-  }
-  ~RunLogFile() {
-    auto& sinks = spdlog::default_logger()->sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-
- private:
-  spdlog::sink_ptr sink_;
-};
 
 // Installs the signal handlers for the run's lifetime.
 class SignalScope {
@@ -174,7 +150,7 @@ PretrainRunResult run_pretraining(const config::Config& cfg, const PretrainRunOp
   }
   // [dist] join the process group of RANK/WORLD_SIZE/MASTER_* (none: a single process).
   auto dist = Distributed::from_environment(rank_device(training_device(cfg.training)));
-  std::optional<RunLogFile> log_file;
+  std::optional<logging::RunLogFile> log_file;
   if (dist->is_main()) log_file.emplace(options.run_dir + "/train.log");
   else spdlog::set_level(spdlog::level::warn);  // other ranks: warnings and errors only
   try {
