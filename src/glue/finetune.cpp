@@ -140,6 +140,7 @@ FinetuneResult finetune_in_run_dir(const FinetuneRequest& req, c10::Device devic
   }
   GlueModel model(req.init_dir, task, gc.classifier_dropout, device, ClassifierHead::kCreateIfMissing);
   check_data_fits_model(model, req.init_dir, req.prepared_dir);
+  check_split_fits_model(model, train);
   if (gc.max_length > model.max_positions())
     throw Error("glue.max_length " + std::to_string(gc.max_length) + " exceeds the model's max_position_embeddings " +
                 std::to_string(model.max_positions()));

@@ -155,4 +155,17 @@ void check_data_fits_model(const GlueModel& model, const std::string& model_dir,
                 " positions (max_position_embeddings)");
 }
 
+void check_split_fits_model(const GlueModel& model, const data::GlueEncodedSplit& split) {
+  const std::string what = split.task + " " + split.split + " (prepared data)";
+  for (size_t i = 0; i < split.size(); ++i)
+    if (split.length(i) > model.max_positions())
+      throw Error(what + ": example " + std::to_string(i) + " has " + std::to_string(split.length(i)) +
+                  " tokens, more than the model's " + std::to_string(model.max_positions()) + " positions");
+  for (size_t k = 0; k < split.input_ids.size(); ++k)
+    if (split.input_ids[k] < 0 || split.input_ids[k] >= model.vocab_size() || split.token_type_ids[k] > 1)
+      throw Error(what + ": token " + std::to_string(k) + " (id " + std::to_string(split.input_ids[k]) + ", type " +
+                  std::to_string(split.token_type_ids[k]) + ") lies outside the model's vocabulary [0, " +
+                  std::to_string(model.vocab_size()) + ") or token types {0, 1}; re-run `tisa-train prepare glue`");
+}
+
 }  // namespace tisa::glue

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "data/glue_dataset.h"
 #include "glue/glue_batches.h"
 #include "glue/glue_tasks.h"
 
@@ -70,5 +71,9 @@ class GlueModel {
 // through `model` (loaded from `model_dir`): tokenised with a larger vocabulary than the model's
 // (ids past its embedding table) or to a max_length beyond its positions.
 void check_data_fits_model(const GlueModel& model, const std::string& model_dir, const std::string& prepared_dir);
+// Throws tisa::Error naming the split when one of its examples holds a token id outside the
+// model's vocabulary, a token type other than 0/1 or more tokens than the model has positions
+// (a damaged or foreign prepared file): one sentence instead of an index error in the model.
+void check_split_fits_model(const GlueModel& model, const data::GlueEncodedSplit& split);
 
 }  // namespace tisa::glue
