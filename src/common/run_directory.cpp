@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -134,6 +135,8 @@ void RunDirectory::start_fresh(const std::string& sub, const RunLayout& layout, 
     (written_by_run(name, layout) ? ours : foreign).push_back(name + (e.is_directory() ? "/" : ""));
   }
   if (ours.empty() && foreign.empty()) return;
+  std::sort(ours.begin(), ours.end());
+  std::sort(foreign.begin(), foreign.end());
   if (!overwrite)
     throw Error(dir.string() + " already holds a " + layout.kind + " (" + list(ours.empty() ? foreign : ours) +
                 "); a fresh run does not replace it: " + layout.continue_hint +

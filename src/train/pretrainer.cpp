@@ -197,6 +197,7 @@ void set_up(Run& run) {
 
   // Where the weights come from decides the architecture (STYLE §8).
   std::string resume_from;
+  int64_t resume_step = 0;
   run.model_cfg = cfg.model;
   if (run.opt.resume) {
     auto latest = run.checkpoints->latest_valid();
@@ -204,8 +205,7 @@ void set_up(Run& run) {
       throw Error("--resume: no valid checkpoint in " + run.checkpoints->dir() +
                   " (hint: start without --resume, or pass the --run-dir of the run to continue)");
     resume_from = latest->path;
-    // The steps after the checkpoint are redone: their old records must not stay in the stream.
-    if (run.dist->is_main()) MetricsWriter::drop_records_after(run.run_dir + "/metrics.jsonl", latest->step);
+    resume_step = latest->step;
     run.model_cfg = reconcile_model_config(model::read_hf_config(resume_from).model, cfg.model, resume_from);
   } else if (!run.opt.init_dir.empty()) {
     run.model_cfg = reconcile_model_config(model::read_hf_config(run.opt.init_dir).model, cfg.model, run.opt.init_dir);
@@ -217,6 +217,9 @@ void set_up(Run& run) {
   const std::string run_config = run.run_dir + "/config.yaml";
   if (!resume_from.empty() && fs::exists(run_config))
     check_resume_settings(config::load_config(run_config), resolved, run_config);
+  // The steps after the checkpoint are redone: their old records must not stay in the stream.
+  if (!resume_from.empty() && run.dist->is_main())
+    MetricsWriter::drop_records_after(run.run_dir + "/metrics.jsonl", resume_step);
   if (run.dist->is_main()) config::write_resolved_config(resolved, run_config);
   run.metrics = run.dist->is_main() ? std::make_unique<MetricsWriter>(run.run_dir + "/metrics.jsonl")
                                     : std::make_unique<MetricsWriter>();  // [dist] disabled on ranks > 0
