@@ -8,7 +8,6 @@
 #include <optional>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
