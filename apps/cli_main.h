@@ -6,6 +6,7 @@
 
 #include <exception>
 #include <functional>
+#include <string>
 
 #include "common/error.h"
 #include "common/logging.h"
@@ -33,7 +34,11 @@ inline int run_cli_main(const char* name, const char* description, int argc, cha
     spdlog::error("{}", e.what());
     return kExitError;
   } catch (const std::exception& e) {
-    spdlog::error("unexpected error: {}", e.what());
+    // Not a tisa::Error: a problem no check caught. One line, without the ~30 stack frames that
+    // LibTorch appends to its messages ("Exception raised from ...").
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
+    spdlog::error("unexpected error: {}", what);
     return kExitError;
   }
   return kExitOk;

@@ -174,7 +174,10 @@ pretrain() {
   local args=(pretrain --config "$SCALE_DIR/$v.yaml" --set "data.dataset=$OUT/dataset"
     --set "model.vocab_size=$VOCAB_SIZE" --run-dir "$run_dir")
   for s in "${PRETRAIN_SET[@]}"; do args+=(--set "$s"); done
-  if compgen -G "$run_dir/checkpoints/step-*" >/dev/null; then args+=(--resume); fi
+  # Continue an interrupted pretraining; a folder without a checkpoint holds only the logs of a
+  # start that saved nothing, which a fresh start may replace.
+  if compgen -G "$run_dir/checkpoints/step-*" >/dev/null; then args+=(--resume)
+  elif [ -d "$run_dir" ]; then args+=(--overwrite); fi
   "$TT" "${args[@]}"
   [ -f "$run_dir/final/model.safetensors" ] || die "pretraining $v ended without $run_dir/final"
 }
@@ -198,8 +201,9 @@ length_eval() {
 finetune() {
   local v=$1 t=$2 args=()
   for s in $GLUE_SET; do args+=(--set "$s"); done
+  # The stage is not done: results of an earlier, interrupted attempt at this task are replaced.
   "$TT" glue --task "$t" --data-dir "$GLUE_DIR" --init "$OUT/pretrain/$v/final" --seeds "$SEEDS" \
-    --run-dir "$OUT/glue/$v" "${args[@]}"
+    --run-dir "$OUT/glue/$v" --overwrite "${args[@]}"
   [ -f "$OUT/glue/$v/$t/results.json" ] || die "GLUE $t for $v wrote no results.json"
 }
 

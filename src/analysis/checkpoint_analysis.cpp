@@ -28,6 +28,7 @@
 #include "analysis/invariance.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "model/weight_check.h"
 #include "model/tensor_io.h"
 #include "plot/svg.h"
 
@@ -52,11 +53,18 @@ struct Checkpoint {
   at::Tensor get(const std::string& name) const {
     const at::Tensor* t = find(name);
     if (!t) throw Error(dir + "/model.safetensors: tensor '" + prefix + name + "' not found (needed by the analysis)");
-    return *t;
+    return checked(name, *t);
   }
   at::Tensor get_optional(const std::string& name) const {
     const at::Tensor* t = find(name);
-    return t ? *t : at::Tensor();
+    return t ? checked(name, *t) : at::Tensor();
+  }
+  // Every tensor the analysis reads is a usable weight (model/weight_check.h): a NaN table would
+  // otherwise be reported as perfectly translation invariant.
+  const at::Tensor& checked(const std::string& name, const at::Tensor& t) const {
+    model::require_floating_weight(t, name, dir + "/model.safetensors");
+    model::require_finite(t, name, dir + "/model.safetensors");
+    return t;
   }
   int64_t config_int(const char* key, int64_t fallback) const {
     auto it = config.find(key);
@@ -273,7 +281,7 @@ json analyze_tisa(const Checkpoint& c, int64_t positions, const std::string& out
     auto get = [&](const char* what) {
       auto it = c.tensors.find(base + what);
       if (it == c.tensors.end()) throw Error(c.dir + "/model.safetensors: tensor '" + base + what + "' not found");
-      return it->second;
+      return c.checked(base + what, it->second);
     };
     at::Tensor offs = get("offsets"), amps = get("amplitudes"), sharp = get("sharpness");
     at::Tensor f = tisa_kernel(offs, amps, sharp, rt);                   // [H, 2n−1]

@@ -75,15 +75,32 @@ std::vector<std::string> split_list(const std::vector<std::string>& items) {
   return out;
 }
 
+// "8x128" → {8, 128}: both whole positive numbers, nothing else in the text.
 std::pair<int64_t, int64_t> parse_shape(const std::string& s) {
   const auto x = s.find('x');
   try {
     if (x == std::string::npos) throw std::invalid_argument(s);
-    return {std::stoll(s.substr(0, x)), std::stoll(s.substr(x + 1))};
+    size_t used_b = 0, used_l = 0;
+    const std::string bs = s.substr(0, x), ls = s.substr(x + 1);
+    const int64_t b = std::stoll(bs, &used_b), l = std::stoll(ls, &used_l);
+    if (used_b != bs.size() || used_l != ls.size() || b <= 0 || l <= 0) throw std::invalid_argument(s);
+    return {b, l};
   } catch (const std::exception&) {
-    throw Error("bench --shape: expected BATCHxSEQ such as 8x128, got '" + s + "'");
+    throw Error("bench --shape: expected BATCHxSEQ of positive whole numbers such as 8x128, got '" + s + "'");
   }
 }
+
+// CLI11 check of --shape (a usage error, exit 2): every comma-separated item parses.
+const CLI::Validator kShapeList(
+    [](std::string& value) -> std::string {
+      try {
+        for (const auto& item : split_list({value})) parse_shape(item);
+      } catch (const Error& e) {
+        return e.what();
+      }
+      return "";
+    },
+    "BATCHxSEQ[,...]");
 
 // How a Shaw scheme is computed in a bench run: as the model does, through an [L, L, d] table, or
 // forced onto the gather path.
@@ -343,7 +360,7 @@ void add_bench_command(CLI::App& app) {
                   "position schemes, comma-separated: absolute, tisa, absolute+tisa, shaw, shaw-hf, none, naive-shaw, "
                   "naive-shaw-hf, gather-shaw, gather-shaw-hf");
   cmd->add_option("--mode", args->modes, "train (forward+backward+optimiser) and/or forward, comma-separated");
-  cmd->add_option("--shape", args->shapes, "BATCHxSEQ list, e.g. 8x128,2x512");
+  cmd->add_option("--shape", args->shapes, "BATCHxSEQ list, e.g. 8x128,2x512")->check(kShapeList);
   cmd->add_option("--precision", args->precisions, "fp32 and/or bf16 (autocast), comma-separated");
   cmd->add_option("--attention", args->attentions,
                   "auto (fused SDPA where this LibTorch has it and the scheme allows) and/or eager, comma-separated");
@@ -351,19 +368,20 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--peak-tflops", args->peak_tflops,
                   "the device's dense peak (e.g. 989 for H100/H200 bf16): adds model-FLOPs utilisation");
   cmd->add_option("--optimizer", args->optimizer, "adamw or lamb");
-  cmd->add_option("--threads", args->threads, "intra-op threads (0 = LibTorch default)");
-  cmd->add_option("--interop-threads", args->interop_threads, "inter-op threads (0 = LibTorch default)");
-  cmd->add_option("--reps", args->reps, "timed repetitions (median and spread reported)");
-  cmd->add_option("--warmup", args->warmup, "untimed repetitions first");
+  cmd->add_option("--threads", args->threads, "intra-op threads (0 = LibTorch default)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--interop-threads", args->interop_threads, "inter-op threads (0 = LibTorch default)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--reps", args->reps, "timed repetitions (median and spread reported)")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", args->warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
   cmd->add_option("--masked-per-seq", args->masked_per_seq, "masked positions per sequence (-1: min(20, 15%))");
   cmd->add_flag("--mlm-all-positions", args->mlm_all_positions, "vocabulary projection at every position (as HF)");
   cmd->add_option("--profile", args->profile_dir, "folder: write an operator profile (+ chrome trace) per config");
   cmd->add_flag("--gemm", args->gemm, "measure the matrix-product rate (f32, bf16)");
   cmd->add_flag("--data", args->data, "measure the data pipeline (example builder + loader)");
   cmd->add_option("--data-dataset", args->data_dataset, "prepared dataset for --data (default: synthetic)");
-  cmd->add_option("--data-workers", args->data_workers, "loader worker threads for --data");
-  cmd->add_option("--data-batches", args->data_batches, "batches per repetition for --data");
-  cmd->add_option("--loss-check", args->loss_check, "train N steps in fp32 and bf16 and compare the losses");
+  cmd->add_option("--data-workers", args->data_workers, "loader worker threads for --data")->check(CLI::Range(0, 1024));
+  cmd->add_option("--data-batches", args->data_batches, "batches per repetition for --data")->check(CLI::PositiveNumber);
+  cmd->add_option("--loss-check", args->loss_check, "train N steps in fp32 and bf16 and compare the losses")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--in-process", args->in_process, "run model configs in this process (peak memory cumulative)");
   cmd->add_option("--json", args->json_path, "write all results as JSON to this file ('-': stdout, table to stderr)");
   cmd->add_option("--only", args->only, "(internal) run one spec given as JSON")->group("");

@@ -14,10 +14,11 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--data-dir", opt->data_dir, "GLUE folder (one sub-folder per task)")->required();
   cmd->add_option("--task", opt->task, "GLUE task (default: the task recorded in the model's config.json)");
   cmd->add_option("--output", opt->output, "metrics JSON file (default: <model>/eval_results.json)");
-  cmd->add_option("--cache-dir", opt->cache_dir, "folder for the tokenised data (default: under the temp dir)");
-  cmd->add_option("--batch-size", opt->batch_size, "evaluation batch size");
-  cmd->add_option("--max-length", opt->max_length, "tokens per example (0 = as in fine-tuning)");
-  cmd->add_option("--device", opt->device, "cpu or cuda");
+  cmd->add_option("--cache-dir", opt->cache_dir, "folder for the tokenised data (default: ~/.cache/tisa-train/glue/...)");
+  cmd->add_option("--batch-size", opt->batch_size, "evaluation batch size")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-length", opt->max_length, "tokens per example (0 = as in fine-tuning)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--device", opt->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->callback([opt] { glue::run_eval_command(*opt); });
 }
 

@@ -12,6 +12,7 @@
 
 #include "cli_nn/commands.h"
 #include "common/error.h"
+#include "common/output_guard.h"
 #include "common/fs.h"
 #include "config/config_loader.h"
 #include "data/pretrain_dataset.h"
@@ -56,6 +57,7 @@ void run_eval_mlm(EvalMlmArgs& a) {
   if (a.threads > 0) torch::set_num_threads(static_cast<int>(a.threads));
   const torch::Device device(a.device);
   if (device.is_cuda() && !torch::cuda::is_available()) throw Error("--device cuda: CUDA is not available");
+  check_output_is_not_input("--output", a.output, model_folder_inputs(a.model_dir));
   auto loaded = model::load_hf_model(a.model_dir, device);
   if (!loaded.pretraining)
     throw Error(a.model_dir + " is a " + loaded.config.architecture +
@@ -93,13 +95,16 @@ void add_eval_mlm_command(CLI::App& app) {
   cmd->add_option("--seq-lengths", a->lengths, "comma-separated lengths, e.g. 128,256,512 (1x, 2x, 4x training)")
       ->required();
   cmd->add_option("--split", a->options.split, "dataset split: valid or train")->check(CLI::IsMember({"valid", "train"}));
-  cmd->add_option("--batch-size", a->options.batch_size, "examples per batch");
-  cmd->add_option("--max-batches", a->options.max_batches, "batches per length (0 = the whole split)");
-  cmd->add_option("--masked-lm-prob", a->options.masked_lm_prob, "share of tokens masked at every length");
-  cmd->add_option("--seed", a->seed, "seed of the examples and masks (same for every model)");
+  cmd->add_option("--batch-size", a->options.batch_size, "examples per batch")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-batches", a->options.max_batches, "batches per length (0 = the whole split)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--masked-lm-prob", a->options.masked_lm_prob, "share of tokens masked at every length")
+      ->check(CLI::Range(0.001, 0.999));
+  cmd->add_option("--seed", a->seed, "seed of the examples and masks (same for every model)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--device", a->device, "cpu or cuda");
   cmd->add_flag("--bf16", a->bf16, "bf16 autocast");
-  cmd->add_option("--threads", a->threads, "intra-op threads (0 = LibTorch default)");
+  cmd->add_option("--threads", a->threads, "intra-op threads (0 = LibTorch default)")->check(CLI::Range(0, 1024));
   cmd->add_option("--output", a->output, "JSON file to write (also printed as a table)");
   cmd->callback([a] { run_eval_mlm(*a); });
 }

@@ -17,11 +17,13 @@ void add_glue_command(CLI::App& app) {
   cmd->add_option("--data-dir", opt->data_dir, "GLUE folder (one sub-folder per task, official TSV files)")
       ->required();
   cmd->add_option("--init", opt->init_dir,
-                  "model folder to start from (HF format: config.json + model.safetensors + tokenizer file)")
+                  "model folder to start from (HF format: config.json + model.safetensors + tokenizer file); a "
+                  "pretraining model gets a new classifier head, which the fine-tuning trains")
       ->required();
   cmd->add_option("--config", opt->config_path, "YAML config (default: configs/glue/<TASK>.yaml)");
   cmd->add_option("--set", opt->overrides, "override a config key, e.g. --set glue.lr=2e-5 (repeatable)");
   cmd->add_option("--run-dir", opt->run_dir, "output folder (default: runs/glue-<date>-<time>)");
+  cmd->add_flag("--overwrite", opt->overwrite, "replace the results of these tasks already in --run-dir");
   cmd->add_option("--seeds", *seeds, "comma-separated seeds, e.g. 1,2,3 (default: training.seed)");
   cmd->callback([opt, seeds] {
     std::stringstream ss(*seeds);

@@ -15,9 +15,11 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "cli_nn/commands.h"
 #include "common/error.h"
+#include "common/output_guard.h"
 #include "config/config_loader.h"
 #include "model/albert.h"
 #include "model/autocast.h"
@@ -33,16 +35,58 @@ struct ForwardArgs {
   bool bf16 = false, all_outputs = false;
 };
 
+// Every input tensor in range for the model, so that a bad file is one sentence naming the tensor
+// rather than an index error (or an abort) inside an embedding lookup.
+void check_forward_inputs(const model::TensorMap& in, const model::HfConfig& hf, const std::string& file) {
+  const auto& c = hf.model;
+  // `ignored`: a value allowed outside [lo, hi) (the -100 of unscored MLM positions).
+  auto check = [&](const char* key, int64_t lo, int64_t hi, const std::string& meaning,
+                   std::optional<int64_t> ignored = std::nullopt) {
+    if (!in.count(key)) return;
+    auto t = in.at(key);
+    if (t.is_floating_point() || t.scalar_type() == torch::kBool)
+      throw Error(file + ": " + key + " has dtype " + std::string(c10::toString(t.scalar_type())) +
+                  ", expected integers (I64)");
+    if (ignored) t = t.masked_select(t != *ignored);
+    if (t.numel() == 0) return;
+    const int64_t min = t.min().item<int64_t>(), max = t.max().item<int64_t>();
+    if (min < lo || max >= hi)
+      throw Error(file + ": " + key + " holds values from " + std::to_string(min) + " to " + std::to_string(max) +
+                  ", expected " + meaning + " in [" + std::to_string(lo) + ", " + std::to_string(hi) + ")");
+  };
+  const auto& ids = in.at("input_ids");
+  if (ids.dim() != 2 || ids.size(0) < 1 || ids.size(1) < 1)
+    throw Error(file + ": input_ids must be [B, T] with B, T >= 1, got " + c10::str(ids.sizes()));
+  for (const char* key : {"token_type_ids", "attention_mask"})
+    if (in.at(key).sizes() != ids.sizes())
+      throw Error(file + ": " + key + " has shape " + c10::str(in.at(key).sizes()) + ", input_ids " +
+                  c10::str(ids.sizes()));
+  if (ids.size(1) > c.max_position_embeddings)
+    throw Error(file + ": input_ids has " + std::to_string(ids.size(1)) + " positions but the model has " +
+                std::to_string(c.max_position_embeddings) + " (max_position_embeddings)");
+  check("input_ids", 0, c.vocab_size, "token ids of the model's vocabulary");
+  check("token_type_ids", 0, c.type_vocab_size, "token types");
+  check("attention_mask", 0, 2, "0 or 1");
+  check("sentence_order_label", 0, 2, "0 or 1");
+  if (in.count("labels") && hf.architecture == model::kPretrainingArchitecture)
+    check("labels", 0, c.vocab_size, "token ids (or -100 where no prediction is scored)", -100);
+  else if (in.count("labels") && hf.num_labels > 1)
+    check("labels", 0, hf.num_labels, "class ids");
+}
+
 void run_forward(const ForwardArgs& a) {
   const torch::Device device(a.device);
   if (device.is_cuda() && !torch::cuda::is_available()) throw Error("--device cuda: CUDA is not available");
+  std::vector<std::string> inputs = model_folder_inputs(a.model_dir);
+  inputs.push_back(a.inputs);
+  check_output_is_not_input("--output", a.output, inputs);
   auto m = model::load_hf_model(a.model_dir, device);
   m.module().eval();
   auto in = model::load_tensor_file(a.inputs).tensors;
   for (const char* key : {"input_ids", "token_type_ids", "attention_mask"})
     if (!in.count(key)) throw Error(a.inputs + ": missing tensor '" + key + "' (I64 [B, T])");
+  check_forward_inputs(in, m.config, a.inputs);
   const auto& ids = in.at("input_ids");
-  if (ids.dim() != 2) throw Error(a.inputs + ": input_ids must be [B, T], got " + c10::str(ids.sizes()));
   torch::NoGradGuard no_grad;
   model::AutocastScope autocast(device, a.bf16);
   model::ForwardOptions opts;
@@ -150,7 +194,7 @@ void add_model_command(CLI::App& app) {
   f->add_option("--inputs", fwd->inputs, "safetensors with input_ids, token_type_ids, attention_mask [, labels, sentence_order_label]")
       ->required();
   f->add_option("--output", fwd->output, "safetensors file to write")->required();
-  f->add_option("--device", fwd->device, "cpu or cuda");
+  f->add_option("--device", fwd->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   f->add_flag("--bf16", fwd->bf16, "bf16 autocast");
   f->add_flag("--all-outputs", fwd->all_outputs, "also write embedding_output, hidden_states.<i>, attentions.<i>");
   f->callback([fwd] { run_forward(*fwd); });
@@ -161,7 +205,7 @@ void add_model_command(CLI::App& app) {
   auto* s = cmd->add_subcommand("summary", "parameters per group, positional parameters, FLOPs per token");
   s->add_option("--config", *config_path, "YAML config")->required();
   s->add_option("--set", *overrides, "override key.path=value (repeatable)");
-  s->add_option("--seq-length", *seq, "sequence length for the FLOPs estimate");
+  s->add_option("--seq-length", *seq, "sequence length for the FLOPs estimate")->check(CLI::PositiveNumber);
   s->callback([config_path, overrides, seq] { run_summary(*config_path, *overrides, *seq); });
 }
 

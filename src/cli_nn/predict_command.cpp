@@ -13,10 +13,11 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--input", opt->input, "TSV in the task's train, dev or test format")->required();
   cmd->add_option("--output", opt->output, "predictions TSV (index<TAB>prediction)")->required();
   cmd->add_option("--task", opt->task, "GLUE task (default: the task recorded in the model's config.json)");
-  cmd->add_option("--cache-dir", opt->cache_dir, "folder for the tokenised input (default: under the temp dir)");
-  cmd->add_option("--batch-size", opt->batch_size, "batch size");
-  cmd->add_option("--max-length", opt->max_length, "tokens per example (0 = as in fine-tuning)");
-  cmd->add_option("--device", opt->device, "cpu or cuda");
+  cmd->add_option("--cache-dir", opt->cache_dir, "folder for the tokenised input (default: ~/.cache/tisa-train/glue/...)");
+  cmd->add_option("--batch-size", opt->batch_size, "batch size")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-length", opt->max_length, "tokens per example (0 = as in fine-tuning)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--device", opt->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->callback([opt] { glue::run_predict_command(*opt); });
 }
 

@@ -4,21 +4,22 @@
 //   tisa-train pretrain --run-dir runs/tiny-20240101-120000 --resume      (after Ctrl-C / a crash)
 //   tisa-train pretrain --config configs/pretrain/small.yaml --init some/hf_dir
 //
-// The run directory defaults to runs/<config name>-<timestamp>. With --resume and no --run-dir,
-// the newest runs/<config name>-* folder is continued; with --resume and no --config, the run's
-// own config.yaml is used. Exit code 130 after SIGINT/SIGTERM (a checkpoint was saved).
+// The run directory defaults to runs/<config name>-<timestamp> (a "-N" suffix when that name is
+// taken). With --resume and no --run-dir, the newest runs/<config name>-* folder is continued; with
+// --resume and no --config, the run's own config.yaml is used. Without --resume a directory that
+// already holds a run is refused unless --overwrite (common/run_directory.h). Exit code 130 after
+// SIGINT/SIGTERM (a checkpoint was saved).
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 
 #include "cli_nn/commands.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/run_directory.h"
 #include "config/config_loader.h"
 #include "train/pretrainer.h"
 
@@ -29,16 +30,9 @@ namespace stdfs = std::filesystem;
 struct PretrainArgs {
   std::string config_path, run_dir, init_dir;
   std::vector<std::string> overrides;
-  bool resume = false;
+  bool resume = false, overwrite = false;
   int64_t stop_after_step = -1;
 };
-
-std::string timestamp() {
-  std::time_t now = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return buf;
-}
 
 // Newest runs/<name>-* folder (by name: timestamps sort), or "" when none exists.
 std::string newest_run_of(const std::string& name) {
@@ -61,15 +55,20 @@ void run_pretrain(const PretrainArgs& a) {
   if (run_dir.empty() && world && std::atoi(world) > 1)
     throw Error("pretrain: with several processes (WORLD_SIZE=" + std::string(world) +
                 ") pass --run-dir so that all ranks share one run directory");
-  if (run_dir.empty()) {
-    run_dir = a.resume ? newest_run_of(name) : "runs/" + name + "-" + timestamp();
+  if (run_dir.empty() && a.resume) {
+    run_dir = newest_run_of(name);
     if (run_dir.empty()) throw Error("--resume: no runs/" + name + "-* folder found; pass --run-dir");
   }
+  if (a.resume && !stdfs::is_directory(run_dir))
+    throw Error("--resume: run directory " + run_dir + " does not exist (hint: check --run-dir)");
+  // Load the config before creating a default run directory, so that a bad config leaves none.
   const std::string config_path = a.config_path.empty() ? run_dir + "/config.yaml" : a.config_path;
   config::Config cfg = config::load_config(config_path, a.overrides);
+  if (run_dir.empty()) run_dir = create_unique_run_dir("runs", name);
   train::PretrainRunOptions options;
   options.run_dir = run_dir;
   options.resume = a.resume;
+  options.overwrite = a.overwrite;
   options.init_dir = a.init_dir;
   options.stop_after_step = a.stop_after_step;
   auto result = train::run_pretraining(cfg, options);
@@ -87,11 +86,16 @@ void add_pretrain_command(CLI::App& app) {
   cmd->add_option("--config", args->config_path, "YAML config, e.g. configs/pretrain/tiny.yaml");
   cmd->add_option("--set", args->overrides, "override a config key, e.g. --set model.position.relative=tisa (repeatable)");
   cmd->add_option("--run-dir", args->run_dir, "run directory (default runs/<config name>-<timestamp>)");
-  cmd->add_flag("--resume", args->resume, "continue from the newest valid checkpoint of the run directory");
   cmd->add_option("--stop-after-step", args->stop_after_step,
                   "behave as if interrupted after update N: save a checkpoint, exit 130 (resume checks)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--init", args->init_dir, "start from the weights of this Hugging Face model directory");
+  auto* resume = cmd->add_flag("--resume", args->resume, "continue from the newest valid checkpoint of the run directory");
+  auto* overwrite = cmd->add_flag(
+      "--overwrite", args->overwrite,
+      "start afresh in a run directory that already holds a run, deleting its checkpoints and final/");
+  auto* init = cmd->add_option("--init", args->init_dir, "start from the weights of this Hugging Face model directory");
+  // A resumed run continues from its own checkpoint: replacing it or other start weights contradict that.
+  resume->excludes(overwrite)->excludes(init);
   cmd->callback([args] { run_pretrain(*args); });
 }
 

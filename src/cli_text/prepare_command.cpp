@@ -66,12 +66,13 @@ void add_prepare_command(CLI::App& app) {
   cmd->add_option("--input", args->inputs, "corpus files (UTF-8; BOM and CRLF are fine)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--tokenizer", args->tokenizer, "tokenizer: .model file, vocab.txt or tokenizer folder")->required();
   cmd->add_option("--output", args->output, "dataset folder to write")->required();
-  cmd->add_option("--valid-fraction", args->valid_fraction, "share of documents held out as the valid split");
+  cmd->add_option("--valid-fraction", args->valid_fraction, "share of documents held out as the valid split")
+      ->check(CLI::Range(0.0, 0.99));
   cmd->add_option("--format", args->format,
                   "auto, albert (sentence per line, blank line between documents), wikitext, gutenberg "
                   "(wrapped prose), lines (one document per line)");
-  cmd->add_option("--threads", args->threads, "tokenisation threads (0 = all cores)");
-  cmd->add_option("--seed", args->seed, "seed of the train/valid split");
+  cmd->add_option("--threads", args->threads, "tokenisation threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--seed", args->seed, "seed of the train/valid split")->check(CLI::NonNegativeNumber);
   cmd->callback([args] { run_prepare_pretrain(*args); });
   add_prepare_glue_subcommand(*prepare);
 }

@@ -23,8 +23,8 @@ void add_prepare_glue_subcommand(CLI::App& prepare) {
       ->required();
   cmd->add_option("--lowercase", *lowercase, "true or false (default: the tokenizer's own setting)");
   cmd->add_option("--output", opt->output, "output folder (manifest.json + <split>.bin)")->required();
-  cmd->add_option("--max-length", opt->max_length, "tokens per example incl. [CLS]/[SEP]");
-  cmd->add_option("--threads", opt->threads, "tokenisation threads (0 = all cores)");
+  cmd->add_option("--max-length", opt->max_length, "tokens per example incl. [CLS]/[SEP]")->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", opt->threads, "tokenisation threads (0 = all cores)")->check(CLI::Range(0, 1024));
   cmd->add_flag("--force", opt->force, "prepare even when the output is up to date");
   cmd->callback([opt, lowercase] {
     if (opt->data_dir.empty() == opt->input.empty())

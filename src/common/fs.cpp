@@ -28,6 +28,49 @@ std::string read_file(const std::string& path) {
   return out.str();
 }
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i], or 0 when it is not one.
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+  const unsigned c = byte(i);
+  if (c < 0x80) return 1;
+  size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  const unsigned c1 = byte(i + 1);
+  // Second-byte ranges that exclude overlong forms, surrogates and code points past U+10FFFF.
+  const unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+  const unsigned hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+  if (c1 < lo || c1 > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string read_utf8_text_file(const std::string& path) {
+  std::string data = read_file(path);
+  const std::string_view s(data);
+  size_t line = 1, line_start = 0;
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] == '\0')
+      throw Error(path + " looks like a binary file (a NUL byte at offset " + std::to_string(i) +
+                  "), not UTF-8 text");
+    const size_t n = utf8_sequence_length(s, i);
+    if (n == 0) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(s[i]));
+      throw Error(path + ":" + std::to_string(line) + ":" + std::to_string(i - line_start + 1) +
+                  ": invalid UTF-8 (byte " + hex + "); the text must be UTF-8 (convert it, e.g. "
+                  "`iconv -f latin1 -t utf-8`)");
+    }
+    if (s[i] == '\n') ++line, line_start = i + 1;
+    i += n;
+  }
+  return data;
+}
+
 void fsync_path(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) return;  // best effort for directories on exotic file systems

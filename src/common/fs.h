@@ -11,6 +11,12 @@ namespace tisa::fs {
 // Reads a whole file; throws tisa::Error("cannot open <path>: <strerror>") when it cannot.
 std::string read_file(const std::string& path);
 
+// Reads a file that must be UTF-8 text (corpora, GLUE TSVs): throws tisa::Error naming the file,
+// line and column of the first byte that is not well-formed UTF-8 (RFC 3629: no overlong forms,
+// surrogates or code points past U+10FFFF), or saying it is binary when it holds a NUL byte.
+// Tokenizers would otherwise turn such bytes into U+FFFD or <unk> without a word.
+std::string read_utf8_text_file(const std::string& path);
+
 // Writes `data` to `path` atomically: readers see the old file or the new one, never a mix.
 void write_file_atomic(const std::string& path, std::string_view data);
 

@@ -4,6 +4,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "common/error.h"
 
 namespace tisa::logging {
@@ -30,6 +32,22 @@ void add_file_sink(const std::string& path) {
   auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
   sink->set_pattern("%Y-%m-%d %H:%M:%S.%e %l %v");
   logger->sinks().push_back(sink);
+}
+
+RunLogFile::RunLogFile(const std::string& path) {
+  add_file_sink(path);
+  sink_ = spdlog::default_logger()->sinks().back();
+}
+
+RunLogFile::~RunLogFile() {
+  auto& sinks = spdlog::default_logger()->sinks();
+  sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
+}
+
+void RunLogFile::record_fatal(const std::string& what) {
+  spdlog::logger file_only("train.log", sink_);
+  file_only.error("{}", what);
+  file_only.flush();
 }
 
 }  // namespace tisa::logging

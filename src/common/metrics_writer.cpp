@@ -1,6 +1,11 @@
 #include "common/metrics_writer.h"
 
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+
 #include "common/error.h"
+#include "common/fs.h"
 
 namespace tisa {
 
@@ -16,6 +21,25 @@ void MetricsWriter::write(const std::string& event, int64_t step, const nlohmann
   std::lock_guard<std::mutex> lock(mutex_);
   out_ << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   out_.flush();
+}
+
+void MetricsWriter::drop_records_after(const std::string& path, int64_t step) {
+  if (!fs::exists(path)) return;
+  std::istringstream in(fs::read_file(path));
+  std::string kept, line;
+  int64_t dropped = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    const bool keep = record.is_object() && record.contains("step") && record["step"].is_number_integer() &&
+                      record["step"].get<int64_t>() <= step;
+    if (keep) kept += line + "\n";
+    else ++dropped;
+  }
+  if (dropped == 0) return;
+  fs::write_file_atomic(path, kept);
+  spdlog::info("[train] {}: dropped {} records after step {} (they are redone from the checkpoint)", path, dropped,
+               step);
 }
 
 }  // namespace tisa

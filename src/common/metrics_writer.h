@@ -21,6 +21,12 @@ class MetricsWriter {
   void write(const std::string& event, int64_t step, const nlohmann::json& values);
   bool enabled() const { return out_.is_open(); }
 
+  // Rewrites the stream at `path` (atomically) without the records of steps after `step` and
+  // without lines that are not complete JSON objects (a write cut short by a crash), so that a run
+  // resumed from the checkpoint of `step` does not leave records of steps it redoes. Call before
+  // opening a writer on `path`; a missing file is fine.
+  static void drop_records_after(const std::string& path, int64_t step);
+
  private:
   std::ofstream out_;
   std::mutex mutex_;

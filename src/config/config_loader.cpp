@@ -802,11 +802,19 @@ ModelConfig model_config_from_json(const nlohmann::json& json, const std::string
 }
 
 // ---------------------------------------------------------------------------- validate
+// More threads than any machine this trainer targets has cores: a typo (data.workers=100000 used to
+// abort the process creating them). Counts above the cores of this machine are warned about at
+// start-up (train/runtime_info.h), not refused, so that a config travels between machines.
+constexpr int64_t kMaxThreads = 1024;
+
 std::vector<ConfigProblem> validate(const Config& c) {
   std::vector<ConfigProblem> problems;
   auto add = [&](const std::string& key, const std::string& message) { problems.push_back({key, message}); };
   auto at_least = [&](const std::string& key, int64_t value, int64_t minimum) {
     if (value < minimum) add(key, "must be >= " + std::to_string(minimum) + ", got " + std::to_string(value));
+  };
+  auto at_most = [&](const std::string& key, int64_t value, int64_t maximum, const std::string& why) {
+    if (value > maximum) add(key, "must be <= " + std::to_string(maximum) + " (" + why + "), got " + std::to_string(value));
   };
   auto positive = [&](const std::string& key, double value) {
     if (!(value > 0) || std::isinf(value)) add(key, "must be a positive finite number, got " + format_double(value));
@@ -876,7 +884,9 @@ std::vector<ConfigProblem> validate(const Config& c) {
   at_least("data.max_ngram", d.max_ngram, 1);
   at_least("data.dupe_factor", d.dupe_factor, 1);
   at_least("data.workers", d.workers, 1);
+  at_most("data.workers", d.workers, kMaxThreads, "threads that build batches");
   at_least("data.prefetch_batches", d.prefetch_batches, 1);
+  at_most("data.prefetch_batches", d.prefetch_batches, 4096, "batches held in memory");
 
   // optimizer, schedule (SPEC §7)
   const OptimizerConfig& o = c.optimizer;
@@ -905,6 +915,7 @@ std::vector<ConfigProblem> validate(const Config& c) {
   at_least("training.log_interval", t.log_interval, 1);
   at_least("training.seed", t.seed, 0);
   at_least("training.threads", t.threads, 0);
+  at_most("training.threads", t.threads, kMaxThreads, "intra-op threads; 0 = one per core");
   at_least("training.max_bad_steps", t.max_bad_steps, 1);
 
   // glue (SPEC §8)

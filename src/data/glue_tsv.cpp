@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string_view>
 
 #include "common/error.h"
@@ -38,6 +39,51 @@ GlueSplitFormat unlabelled(const char* name, int columns, int a, int b, const ch
   f.index = 0;
   f.leaderboard = leaderboard;
   return f;
+}
+
+// Splits a TAB-separated list of column names.
+std::vector<std::string> names(const std::string& tab_separated) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t tab = tab_separated.find('\t', start);
+    out.push_back(tab_separated.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+    if (tab == std::string::npos) return out;
+    start = tab + 1;
+  }
+}
+
+// The official headers (GLUE's data as distributed by the benchmark and by Hugging Face).
+void set_headers(std::vector<GlueTask>& tasks) {
+  const std::string mnli10 =
+      "index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\t"
+      "sentence2_parse\tsentence1\tsentence2";
+  const std::string mrpc = "#1 ID\t#2 ID\t#1 String\t#2 String";
+  const std::string sts = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2";
+  const std::map<std::string, std::string> labelled = {
+      {"SST-2", "sentence\tlabel"},
+      {"MRPC", "Quality\t" + mrpc},
+      {"STS-B", sts + "\tscore"},
+      {"QQP", "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate"},
+      {"QNLI", "index\tquestion\tsentence\tlabel"},
+      {"RTE", "index\tsentence1\tsentence2\tlabel"},
+      {"WNLI", "index\tsentence1\tsentence2\tlabel"}};
+  const std::map<std::string, std::string> test = {
+      {"CoLA", "index\tsentence"},          {"SST-2", "index\tsentence"},
+      {"MRPC", "index\t" + mrpc},           {"STS-B", sts},
+      {"QQP", "id\tquestion1\tquestion2"}, {"MNLI", mnli10},
+      {"QNLI", "index\tquestion\tsentence"}, {"RTE", "index\tsentence1\tsentence2"},
+      {"WNLI", "index\tsentence1\tsentence2"}, {"AX", "index\tsentence1\tsentence2"}};
+  for (auto& t : tasks)
+    for (auto& f : t.splits) {
+      if (!f.header) continue;
+      if (f.label < 0) f.header_names = names(test.at(t.name));
+      else if (t.name == "MNLI")
+        f.header_names = names(mnli10 + (f.name == "train" ? "\tlabel1" : "\tlabel1\tlabel2\tlabel3\tlabel4\tlabel5") +
+                               "\tgold_label");
+      else f.header_names = names(labelled.at(t.name));
+      TISA_CHECK(static_cast<int>(f.header_names.size()) == f.columns, t.name + " " + f.name + ": header table");
+    }
 }
 
 std::vector<GlueTask> make_tasks() {
@@ -81,6 +127,7 @@ std::vector<GlueTask> make_tasks() {
                 unlabelled("test", 3, 1, 2, "WNLI.tsv")}});
   // AX: the diagnostic set (index sentence1 sentence2), predicted with the MNLI model's labels.
   t.push_back({"AX", "diagnostic", nli3, false, "ax", {unlabelled("diagnostic", 3, 1, 2, "AX.tsv")}});
+  set_headers(t);
   return t;
 }
 
@@ -134,6 +181,19 @@ bool parse_double(std::string_view s, double& out) {
   if (text.find_first_of("xXiInN ") != std::string::npos) return false;
   out = v;
   return true;
+}
+
+// The header names the task's columns. A header-less file fails here on its first data row
+// instead of silently losing it.
+void check_header(const std::vector<std::string_view>& fields, const GlueSplitFormat& f, const std::string& where) {
+  for (size_t i = 0; i < f.header_names.size(); ++i) {
+    if (fields[i] == f.header_names[i]) continue;
+    std::string expected;
+    for (const auto& n : f.header_names) expected += (expected.empty() ? "" : "<TAB>") + n;
+    throw Error(where + ": column " + std::to_string(i + 1) + " of the header is '" + std::string(fields[i]) +
+                "', expected '" + f.header_names[i] + "' (the header must be: " + expected +
+                "; a file without its header line would lose its first row)");
+  }
 }
 
 std::string column_names(const GlueSplitFormat& f) {
@@ -204,7 +264,7 @@ GlueSplitData read_glue_tsv(const GlueTask& task, const std::string& split, cons
   const bool qqp_short_rows_skipped = task.name == "QQP" && f.label >= 0;
   const std::string what = task.name + " " + f.name;
 
-  std::string text = fs::read_file(path);
+  std::string text = fs::read_utf8_text_file(path);
   std::string_view rest(text);
   if (rest.substr(0, 3) == "\xEF\xBB\xBF") rest.remove_prefix(3);  // UTF-8 BOM (MRPC)
 
@@ -228,6 +288,7 @@ GlueSplitData read_glue_tsv(const GlueTask& task, const std::string& split, cons
       if (n != f.columns)
         throw Error(location(path, line_no) + ": " + what + ": expected a header with " + column_names(f) + ", got " +
                     std::to_string(n) + " (is this the right task and split?)");
+      check_header(fields, f, location(path, line_no) + ": " + what);
       continue;
     }
     if (n != f.columns) {
@@ -268,6 +329,9 @@ GlueSplitData read_glue_tsv(const GlueTask& task, const std::string& split, cons
   out.stats.lines = line_no;
   out.stats.examples = static_cast<int64_t>(out.examples.size());
   if (header_pending) throw Error(path + ": " + what + ": empty file (expected a header line)");
+  if (out.examples.empty())
+    throw Error(path + ": " + what + ": no examples" + (f.header ? " after the header" : "") +
+                " (an empty split cannot be trained, evaluated or predicted)");
   return out;
 }
 

@@ -1,7 +1,9 @@
 // Official GLUE TSV files (SPEC §8) → examples, and GLUE leaderboard files back. Torch-free.
 //
-// The task table (glue_tasks()) fixes, per task and split, the file name, whether it has a header,
-// the exact column count and which columns hold text_a, text_b, the label and the test id. Files
+// The task table (glue_tasks()) fixes, per task and split, the file name, whether it has a header
+// (and its column names, checked: a file without its header would otherwise lose its first row),
+// the exact column count and which columns hold text_a, text_b, the label and the test id. A split
+// without any example is an error (a header-only dev file must fail before training, not after). Files
 // are split on TAB only (no quoting: rows contain `"`); a UTF-8 BOM at the start, CRLF line ends,
 // a last line without newline and blank lines are tolerated. A malformed row (wrong column count,
 // unknown label, bad float, bad id) is a tisa::Error "<file>:<line>: <task> <split>: ...", except
@@ -31,6 +33,7 @@ struct GlueSplitFormat {
   int label = -1;           // -1: unlabelled (test) split
   int index = -1;           // id column of test files; -1: the 0-based data row number is used
   std::string leaderboard;  // leaderboard file name for unlabelled splits ("MNLI-m.tsv"), else ""
+  std::vector<std::string> header_names;  // the official header's column names (header splits)
 };
 
 struct GlueTask {

@@ -365,6 +365,17 @@ void PretrainDataset::open_split(PretrainSplit& s, const std::string& name) {
     if (so[i + 1] <= so[i]) corrupt(spath, "sentence " + std::to_string(i) + " is empty or offsets decrease");
   for (int64_t i = 0; i < s.counts_.documents; ++i)
     if (dof[i + 1] <= dof[i]) corrupt(dpath, "document " + std::to_string(i) + " is empty or offsets decrease");
+  // Every id inside the recorded vocabulary (the trainer checks that the model's is at least as
+  // large): an id past it would index outside the embedding table in the middle of training.
+  // One pass over the ids, as cheap as the scans above next to training.
+  const int64_t vocab = header_.tokenizer.vocab_size;
+  const std::string tpath = bin_path(dir_, name, "tokens");
+  for (int64_t i = 0; i < s.counts_.tokens; ++i) {
+    const int64_t id = s.token(i);
+    if (id < 0 || id >= vocab)
+      corrupt(tpath, "token " + std::to_string(i) + " is id " + std::to_string(id) + ", outside the vocabulary [0, " +
+                         std::to_string(vocab) + ") recorded in header.json");
+  }
 }
 
 const PretrainSplit& PretrainDataset::split(const std::string& name) const {

@@ -106,7 +106,10 @@ bool PretrainBatchLoader::plan_job(Job& job) {
   job.start = pos;
   while (static_cast<int64_t>(job.slots.size()) < options_.batch_size) {
     const int64_t n = builder_->num_examples(pos.epoch);
-    const int64_t usable = n - n % W;
+    // Training (loop) keeps the ranks in step: every rank takes the same number of examples, so
+    // the last n mod W of an epoch are left out. Evaluation takes every example exactly once: the
+    // first n mod W ranks get one more, so results do not depend on the process count.
+    const int64_t usable = options_.loop ? n - n % W : n;
     if (usable == 0)
       throw Error("pretraining data: split '" + builder_->split().name() + "' yields " + std::to_string(n) +
                   " examples in epoch " + std::to_string(pos.epoch) + ", fewer than world_size " +
@@ -116,7 +119,7 @@ bool PretrainBatchLoader::plan_job(Job& job) {
       pos = DataPosition{pos.epoch + 1, 0};
       continue;
     }
-    job.slots.emplace_back(pos.epoch, pos.index + options_.rank);
+    if (pos.index + options_.rank < n) job.slots.emplace_back(pos.epoch, pos.index + options_.rank);
     pos.index += W;
   }
   job.end = pos;

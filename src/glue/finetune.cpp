@@ -1,7 +1,6 @@
 // GLUE fine-tuning loop (see finetune.h).
 #include "glue/finetune.h"
 
-#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -22,11 +21,14 @@
 #include "glue/glue_eval.h"
 #include "glue/glue_model.h"
 #include "model/autocast.h"
+#include "model/hf_checkpoint.h"
 #include "optim/adamw.h"
 #include "optim/grad_utils.h"
 #include "optim/schedule.h"
 #include "train/distributed.h"
 #include "train/interrupt.h"
+#include "train/memory_estimate.h"
+#include "train/runtime_info.h"
 
 namespace tisa::glue {
 namespace {
@@ -56,26 +58,8 @@ std::map<std::string, double> evaluate_dev(GlueModel& model, const GlueTaskInfo&
   return flat;
 }
 
-// Adds <run_dir>/train.log to the default logger for the lifetime of one fine-tuning (several
-// seeds or tasks in one process each get their own file).
-class RunLogSink {
- public:
-  explicit RunLogSink(const std::string& path) {
-    logging::init_console();
-    sink_ = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
-    sink_->set_pattern("%Y-%m-%d %H:%M:%S.%e %l %v");
-    spdlog::default_logger()->sinks().push_back(sink_);
-  }
-  ~RunLogSink() {
-    auto& sinks = spdlog::default_logger()->sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-  RunLogSink(const RunLogSink&) = delete;
-  RunLogSink& operator=(const RunLogSink&) = delete;
-
- private:
-  std::shared_ptr<spdlog::sinks::basic_file_sink_mt> sink_;
-};
+FinetuneResult finetune_in_run_dir(const FinetuneRequest& req, c10::Device device, train::Distributed& dist,
+                                   MetricsWriter& metrics);
 
 std::string format_metrics(const std::map<std::string, double>& m) {
   std::string out;
@@ -102,7 +86,7 @@ int64_t resolve_glue_warmup(const config::GlueConfig& glue, int64_t steps) {
 }
 
 FinetuneResult run_finetune(const FinetuneRequest& req) {
-  const GlueTaskInfo& task = glue_task(req.task);
+  glue_task(req.task);  // an unknown task fails before anything is written
   const config::GlueConfig& gc = req.config.glue;
   const config::TrainingConfig& tc = req.config.training;
   if (gc.batch_size <= 0) throw Error("glue.batch_size must be positive, got " + std::to_string(gc.batch_size));
@@ -113,15 +97,29 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
   if (dist.enabled() && gc.batch_size % dist.world_size() != 0)
     throw Error("glue.batch_size " + std::to_string(gc.batch_size) + " is not a multiple of the " +
                 std::to_string(dist.world_size()) + " processes (each takes an equal share of every batch)");
-  std::optional<RunLogSink> log_sink;
-  if (dist.is_main()) log_sink.emplace((stdfs::path(req.run_dir) / "train.log").string());
+  std::optional<logging::RunLogFile> log_file;
+  if (dist.is_main()) log_file.emplace((stdfs::path(req.run_dir) / "train.log").string());
   if (dist.is_main()) config::write_resolved_config(req.config, (stdfs::path(req.run_dir) / "config.yaml").string());
   MetricsWriter disabled_metrics;  // [dist] ranks > 0
   std::optional<MetricsWriter> main_metrics;
   if (dist.is_main()) main_metrics.emplace((stdfs::path(req.run_dir) / "metrics.jsonl").string());
   MetricsWriter& metrics = main_metrics ? *main_metrics : disabled_metrics;
+  try {
+    return finetune_in_run_dir(req, device, dist, metrics);
+  } catch (const std::exception& e) {
+    if (log_file) log_file->record_fatal(e.what());  // main() prints it once the file sink is gone
+    throw;
+  }
+}
 
-  if (tc.threads > 0) torch::set_num_threads(static_cast<int>(tc.threads));
+namespace {
+
+FinetuneResult finetune_in_run_dir(const FinetuneRequest& req, c10::Device device, train::Distributed& dist,
+                                   MetricsWriter& metrics) {
+  const GlueTaskInfo& task = glue_task(req.task);
+  const config::GlueConfig& gc = req.config.glue;
+  const config::TrainingConfig& tc = req.config.training;
+  train::apply_thread_settings(tc.threads);
   torch::manual_seed(static_cast<uint64_t>(req.seed));
   if (device.is_cuda()) torch::cuda::manual_seed_all(static_cast<uint64_t>(req.seed));
 
@@ -131,17 +129,25 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
   for (const auto& name : task.dev_splits) devs.push_back(data::read_glue_split(data::glue_split_path(req.prepared_dir, name)));
   const auto manifest = data::read_glue_manifest(req.prepared_dir);
 
-  // --- model
-  GlueModel model(req.init_dir, task, gc.classifier_dropout, device);
-  if (manifest.vocab_size > model.vocab_size())
-    throw Error(req.prepared_dir + ": the data was tokenised with a vocabulary of " + std::to_string(manifest.vocab_size) +
-                " tokens but the model in " + req.init_dir + " has " + std::to_string(model.vocab_size()) +
-                " (wrong tokenizer for this model?)");
+  // --- model (sizes that cannot fit are refused before anything is allocated)
+  {
+    const auto model_config = model::read_hf_config(req.init_dir).model;
+    const int64_t per_rank = gc.batch_size / std::max(1, dist.world_size());
+    auto need = train::estimate_training_memory(model_config, per_rank, gc.max_length, 0);
+    if (device.is_cuda()) need.activation_bytes = 0, need.parameter_bytes = 4 * need.parameters;
+    train::require_memory_fits(need, train::physical_memory_bytes(), "glue.batch_size", gc.batch_size,
+                               "glue.max_length", gc.max_length);
+  }
+  GlueModel model(req.init_dir, task, gc.classifier_dropout, device, ClassifierHead::kCreateIfMissing);
+  check_data_fits_model(model, req.init_dir, req.prepared_dir);
+  check_split_fits_model(model, train);
   if (gc.max_length > model.max_positions())
     throw Error("glue.max_length " + std::to_string(gc.max_length) + " exceeds the model's max_position_embeddings " +
                 std::to_string(model.max_positions()));
   const int64_t pad_id = manifest.pad_id >= 0 ? manifest.pad_id : model.pad_token_id();
-  // [dist] rank 0's initial weights everywhere; gradients averaged in buckets during backward.
+  // [dist] rank 0's initial weights everywhere (once the ranks agree on the settings); gradients
+  // averaged in buckets during backward.
+  dist.require_same_on_all_ranks(fs::fnv1a64(config::dump_yaml(req.config)), "the fine-tuning settings");
   std::vector<at::Tensor> dist_params;
   for (auto& np : model.named_parameters()) dist_params.push_back(np.second);
   dist.broadcast_tensors(dist_params);
@@ -179,6 +185,7 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
   std::map<std::string, double> best_metrics;
   nlohmann::json history = nlohmann::json::array();
   int64_t bad_steps = 0;
+  std::vector<int64_t> non_finite_steps;  // evaluations whose main metric was NaN/Inf
 
   auto evaluate_and_keep = [&](int64_t step) {
     nlohmann::json per_split;
@@ -186,9 +193,14 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
     model.train(true);
     auto it = m.find(task.main_metric);
     TISA_CHECK(it != m.end(), "main metric " + task.main_metric + " not computed");
-    double value = std::isnan(it->second) ? -std::numeric_limits<double>::infinity() : it->second;
-    bool improved = best_step < 0 || value > best_value;
-    spdlog::info("[eval] {} step {}: {}{}", task.name, step, format_metrics(m), improved ? "  (best)" : "");
+    // NaN is never a result: a non-finite evaluation (e.g. a correlation of constant predictions)
+    // cannot become the best model.
+    const double value = it->second;
+    const bool finite = std::isfinite(value);
+    if (!finite) non_finite_steps.push_back(step);
+    bool improved = finite && (best_step < 0 || value > best_value);
+    spdlog::info("[eval] {} step {}: {}{}", task.name, step, format_metrics(m),
+                 improved ? "  (best)" : finite ? "" : "  (not finite: not a candidate for best)");
     nlohmann::json record(m);
     record["best"] = improved;
     metrics.write("eval", step, record);
@@ -266,6 +278,13 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
   if (!interrupted) evaluate_and_keep(steps);
   progress.finish();
   train::remove_interrupt_handlers();
+  if (best_step < 0) {
+    std::string at;
+    for (int64_t s : non_finite_steps) at += (at.empty() ? "" : ", ") + std::to_string(s);
+    throw Error("[glue] " + task.name + " seed " + std::to_string(req.seed) + ": every evaluation gave a non-finite " +
+                task.main_metric + " (steps " + at + "), so there is no best model (constant or NaN predictions; "
+                "hint: check the data, lower glue.lr or train longer)");
+  }
 
   // --- test predictions with the best model
   FinetuneResult result;
@@ -307,5 +326,7 @@ FinetuneResult run_finetune(const FinetuneRequest& req) {
   if (interrupted) throw Error("interrupted (results so far are in " + req.run_dir + ")");
   return result;
 }
+
+}  // namespace
 
 }  // namespace tisa::glue

@@ -13,6 +13,7 @@ std::vector<double> predict_split(GlueModel& model, const data::GlueEncodedSplit
                                   c10::Device device) {
   std::vector<double> out(split.size(), 0.0);
   if (split.size() == 0) return out;
+  check_split_fits_model(model, split);
   model.train(false);
   torch::NoGradGuard no_grad;
   const int64_t pad_id = model.pad_token_id();

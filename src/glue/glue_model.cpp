@@ -1,11 +1,14 @@
 // GLUE model adapter over model/albert.h and model/hf_checkpoint.h (see glue_model.h).
 #include "glue/glue_model.h"
 
+#include <spdlog/spdlog.h>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "data/glue_dataset.h"
 #include "model/albert.h"
 #include "model/hf_checkpoint.h"
 
@@ -63,10 +66,16 @@ struct GlueModel::Impl {
 };
 
 GlueModel::GlueModel(const std::string& model_dir, const GlueTaskInfo& task, double classifier_dropout,
-                     c10::Device device)
+                     c10::Device device, ClassifierHead head)
     : impl_(std::make_unique<Impl>()), task_(task) {
   model::HfConfig hf;
-  impl_->net = model::load_for_classification(model_dir, task.num_labels(), &hf);
+  const bool create = head == ClassifierHead::kCreateIfMissing;
+  impl_->net = model::load_for_classification(
+      model_dir, task.num_labels(), create ? model::MissingHead::kCreate : model::MissingHead::kRefuse, &hf);
+  if (create && model::read_hf_config(model_dir).architecture != model::kClassificationArchitecture)
+    spdlog::info("[glue] {} holds no classifier head: creating a new {} head ({} output{}) that this fine-tuning "
+                 "trains",
+                 model_dir, task.name, task.num_labels(), task.num_labels() == 1 ? "" : "s");
   impl_->config = hf.model;
   if (classifier_dropout >= 0) {
     impl_->net->dropout->options.p(classifier_dropout);
@@ -132,6 +141,31 @@ void GlueModel::save(const std::string& dir, const std::string& tokenizer_dir, i
   if (task_.regression) j["problem_type"] = "regression";
   j["tisa_train_glue"] = {{"max_length", max_length}};
   fs::write_file_atomic(cfg_path, j.dump(2) + "\n");
+}
+
+void check_data_fits_model(const GlueModel& model, const std::string& model_dir, const std::string& prepared_dir) {
+  const auto manifest = data::read_glue_manifest(prepared_dir);
+  if (manifest.vocab_size > model.vocab_size())
+    throw Error(prepared_dir + ": the data was tokenised with a vocabulary of " + std::to_string(manifest.vocab_size) +
+                " tokens but the model in " + model_dir + " has " + std::to_string(model.vocab_size()) +
+                " (wrong tokenizer for this model?)");
+  if (manifest.max_length > model.max_positions())
+    throw Error(prepared_dir + ": the data was prepared with max_length " + std::to_string(manifest.max_length) +
+                " but the model in " + model_dir + " has only " + std::to_string(model.max_positions()) +
+                " positions (max_position_embeddings)");
+}
+
+void check_split_fits_model(const GlueModel& model, const data::GlueEncodedSplit& split) {
+  const std::string what = split.task + " " + split.split + " (prepared data)";
+  for (size_t i = 0; i < split.size(); ++i)
+    if (split.length(i) > model.max_positions())
+      throw Error(what + ": example " + std::to_string(i) + " has " + std::to_string(split.length(i)) +
+                  " tokens, more than the model's " + std::to_string(model.max_positions()) + " positions");
+  for (size_t k = 0; k < split.input_ids.size(); ++k)
+    if (split.input_ids[k] < 0 || split.input_ids[k] >= model.vocab_size() || split.token_type_ids[k] > 1)
+      throw Error(what + ": token " + std::to_string(k) + " (id " + std::to_string(split.input_ids[k]) + ", type " +
+                  std::to_string(split.token_type_ids[k]) + ") lies outside the model's vocabulary [0, " +
+                  std::to_string(model.vocab_size()) + ") or token types {0, 1}; re-run `tisa-train prepare glue`");
 }
 
 }  // namespace tisa::glue

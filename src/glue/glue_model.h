@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "data/glue_dataset.h"
 #include "glue/glue_batches.h"
 #include "glue/glue_tasks.h"
 
@@ -28,12 +29,18 @@ std::string find_tokenizer(const std::string& model_dir);
 // Lowercasing recorded by an HF tokenizer_config.json ("do_lower_case"): "true", "false" or "".
 std::string recorded_lowercase(const std::string& model_dir);
 
+// Whether a folder without a classifier head (a pretraining checkpoint) may get a new, random one:
+// only fine-tuning, which trains it; eval and predict need a trained head.
+enum class ClassifierHead { kMustBeTrained, kCreateIfMissing };
+
 class GlueModel {
  public:
   // Loads the encoder from `model_dir`; the classifier head is loaded when the folder holds one of
-  // the right size (a fine-tuned model), else freshly initialised. `classifier_dropout` < 0 keeps
-  // the folder's value.
-  GlueModel(const std::string& model_dir, const GlueTaskInfo& task, double classifier_dropout, c10::Device device);
+  // the right size (a fine-tuned model); a folder without one is refused (kMustBeTrained) or gets
+  // a freshly initialised head (kCreateIfMissing, logged). `classifier_dropout` < 0 keeps the
+  // folder's value.
+  GlueModel(const std::string& model_dir, const GlueTaskInfo& task, double classifier_dropout, c10::Device device,
+            ClassifierHead head = ClassifierHead::kMustBeTrained);
   ~GlueModel();
   GlueModel(const GlueModel&) = delete;
   GlueModel& operator=(const GlueModel&) = delete;
@@ -59,5 +66,14 @@ class GlueModel {
   std::unique_ptr<Impl> impl_;
   GlueTaskInfo task_;
 };
+
+// Throws tisa::Error naming both folders when the data prepared in `prepared_dir` cannot run
+// through `model` (loaded from `model_dir`): tokenised with a larger vocabulary than the model's
+// (ids past its embedding table) or to a max_length beyond its positions.
+void check_data_fits_model(const GlueModel& model, const std::string& model_dir, const std::string& prepared_dir);
+// Throws tisa::Error naming the split when one of its examples holds a token id outside the
+// model's vocabulary, a token type other than 0/1 or more tokens than the model has positions
+// (a damaged or foreign prepared file): one sentence instead of an index error in the model.
+void check_split_fits_model(const GlueModel& model, const data::GlueEncodedSplit& split);
 
 }  // namespace tisa::glue

@@ -3,17 +3,22 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <cstdio>
-#include <ctime>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/output_guard.h"
+#include "common/run_directory.h"
 #include "common/subprocess.h"
 #include "config/config_loader.h"
 #include "data/glue_dataset.h"
+#include "data/glue_tsv.h"
 #include "glue/finetune.h"
 #include "glue/glue_eval.h"
 #include "glue/glue_model.h"
@@ -31,15 +36,6 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
   return out;
-}
-
-std::string timestamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", &tm);
-  return buf;
 }
 
 // configs/glue/<TASK>.yaml next to the working directory or the installed/built executables.
@@ -73,12 +69,30 @@ int64_t recorded_max_length(const std::string& model_dir) {
   return 128;
 }
 
-// Default cache folder for eval/predict data: the system temp dir, keyed by what decides it.
+// Default cache folder for eval/predict data: under the user's own cache directory
+// ($XDG_CACHE_HOME, else ~/.cache)/tisa-train/glue/, not a shared temp dir where anyone can
+// plant a folder of a predictable name; keyed by what decides it. `prepare glue` reuses its
+// content only when the input files' and the split files' hashes match (prep/glue_prepare.cpp).
 std::string default_cache_dir(const std::string& task, const std::string& what, const std::string& model_dir,
                               int64_t max_length) {
   std::string key = what + "\n" + stdfs::weakly_canonical(find_tokenizer(model_dir)).string() + "\n" +
                     std::to_string(max_length);
-  return (stdfs::temp_directory_path() / ("tisa-glue-cache-" + task + "-" + fs::to_hex(fs::fnv1a64(key)))).string();
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  stdfs::path root;
+  if (xdg && *xdg) root = xdg;
+  else if (home && *home) root = stdfs::path(home) / ".cache";
+  else throw Error("neither XDG_CACHE_HOME nor HOME is set: pass --cache-dir for the tokenised data");
+  return (root / "tisa-train" / "glue" / (task + "-" + fs::to_hex(fs::fnv1a64(key)))).string();
+}
+
+// --max-length of eval/predict (0 = as recorded by the fine-tuning), within the model's positions.
+int64_t checked_max_length(int64_t given, const std::string& model_dir, const GlueModel& model) {
+  const int64_t max_length = given > 0 ? given : recorded_max_length(model_dir);
+  if (max_length > model.max_positions())
+    throw Error("--max-length " + std::to_string(max_length) + " exceeds the " + std::to_string(model.max_positions()) +
+                " positions of the model in " + model_dir + " (max_position_embeddings)");
+  return max_length;
 }
 
 std::string resolve_task(const std::string& given, const std::string& model_dir) {
@@ -253,11 +267,27 @@ int run_glue_command(const GlueRunOptions& opt) {
   const bool main_rank = dist_env.rank == 0;
   if (opt.run_dir.empty() && dist_env.distributed())
     throw Error("glue: with several processes (WORLD_SIZE=" + std::to_string(dist_env.world_size) + ") pass --run-dir");
-  const std::string run_dir = opt.run_dir.empty() ? "runs/glue-" + timestamp() : opt.run_dir;
-  fs::create_directories(run_dir);
+  const std::string run_dir = !opt.run_dir.empty() ? opt.run_dir
+                              : main_rank        ? create_unique_run_dir("runs", "glue")
+                                                 : "";
+  // Rank 0 owns the run directory (common/run_directory.h): one process at a time, and a task
+  // that already has results there is not replaced without --overwrite. Other tasks' results in
+  // the same folder stay (scripts/reproduce_paper.sh adds one task at a time).
+  std::optional<RunDirectory> owner;
+  if (main_rank) {
+    owner.emplace(run_dir, RunDirectory::Start::kNew);
+    for (const auto& task : tasks) owner->start_fresh(task, glue_task_layout(), opt.overwrite);
+  }
   const std::string lb_dir = (stdfs::path(run_dir) / "leaderboard").string();
 
   nlohmann::json all_results = {{"tasks", nlohmann::json::object()}, {"skipped", skipped}, {"init", opt.init_dir}};
+  const std::string results_path = (stdfs::path(run_dir) / "results.json").string();
+  if (main_rank && fs::exists(results_path)) {  // keep the other tasks' summaries
+    auto previous = nlohmann::json::parse(fs::read_file(results_path), nullptr, /*allow_exceptions=*/false);
+    if (previous.is_object() && previous.contains("tasks") && previous["tasks"].is_object())
+      for (auto it = previous["tasks"].begin(); it != previous["tasks"].end(); ++it)
+        if (std::find(tasks.begin(), tasks.end(), it.key()) == tasks.end()) all_results["tasks"][it.key()] = it.value();
+  }
   for (const auto& task : tasks) {
     std::string best_run;
     all_results["tasks"][task] = run_one_task(opt, task, run_dir, &best_run);
@@ -269,7 +299,7 @@ int run_glue_command(const GlueRunOptions& opt) {
         stdfs::copy_file(e.path(), stdfs::path(lb_dir) / e.path().filename(),
                          stdfs::copy_options::overwrite_existing);
     }
-    if (main_rank) fs::write_file_atomic((stdfs::path(run_dir) / "results.json").string(), all_results.dump(2) + "\n");
+    if (main_rank) fs::write_file_atomic(results_path, all_results.dump(2) + "\n");
   }
   if (tasks.size() > 1 && main_rank) {  // [dist] rank 0 prints the summary
     std::printf("\nGLUE summary (main metric, mean over seeds):\n");
@@ -288,13 +318,18 @@ int run_glue_command(const GlueRunOptions& opt) {
 int run_eval_command(const EvalOptions& opt) {
   const std::string task_name = resolve_task(opt.task, opt.model_dir);
   const GlueTaskInfo& task = glue_task(task_name);
-  const int64_t max_length = opt.max_length > 0 ? opt.max_length : recorded_max_length(opt.model_dir);
+  const std::string path = opt.output.empty() ? (stdfs::path(opt.model_dir) / "eval_results.json").string() : opt.output;
+  std::vector<std::string> inputs = model_folder_inputs(opt.model_dir);
+  for (const auto& split : task.dev_splits) inputs.push_back(data::glue_tsv_path(opt.data_dir, task.name, split));
+  check_output_is_not_input("--output", path, inputs);
+  const c10::Device device = parse_device(opt.device);
+  GlueModel model(opt.model_dir, task, -1.0, device);  // before tokenising: a model without a head is refused
+  const int64_t max_length = checked_max_length(opt.max_length, opt.model_dir, model);
   const std::string data_key = stdfs::weakly_canonical(opt.data_dir).string();
   const std::string cache =
       opt.cache_dir.empty() ? default_cache_dir(task.name, data_key, opt.model_dir, max_length) : opt.cache_dir;
   prepare_task_data(task.name, opt.data_dir, "", opt.model_dir, max_length, cache);
-  const c10::Device device = parse_device(opt.device);
-  GlueModel model(opt.model_dir, task, -1.0, device);
+  check_data_fits_model(model, opt.model_dir, cache);
   nlohmann::json per_split = nlohmann::json::object();
   std::map<std::string, double> flat;
   for (const auto& split_name : task.dev_splits) {
@@ -316,7 +351,6 @@ int run_eval_command(const EvalOptions& opt) {
                         {"main_metric", task.main_metric},
                         {"metrics", flat},
                         {"splits", per_split}};
-  const std::string path = opt.output.empty() ? (stdfs::path(opt.model_dir) / "eval_results.json").string() : opt.output;
   fs::write_file_atomic(path, out.dump(2) + "\n");
   spdlog::info("[eval] metrics written to {}", path);
   return kExitOk;
@@ -326,14 +360,18 @@ int run_predict_command(const PredictOptions& opt) {
   const std::string task_name = resolve_task(opt.task, opt.model_dir);
   const GlueTaskInfo& task = glue_task(task_name);
   if (!stdfs::is_regular_file(opt.input)) throw Error("--input " + opt.input + " is not a file");
-  const int64_t max_length = opt.max_length > 0 ? opt.max_length : recorded_max_length(opt.model_dir);
+  std::vector<std::string> inputs = model_folder_inputs(opt.model_dir);
+  inputs.push_back(opt.input);
+  check_output_is_not_input("--output", opt.output, inputs);
+  const c10::Device device = parse_device(opt.device);
+  GlueModel model(opt.model_dir, task, -1.0, device);  // before tokenising: a model without a head is refused
+  const int64_t max_length = checked_max_length(opt.max_length, opt.model_dir, model);
   const std::string input_key = stdfs::weakly_canonical(opt.input).string();
   const std::string cache = opt.cache_dir.empty()
                                 ? default_cache_dir(task.name, "predict\n" + input_key, opt.model_dir, max_length)
                                 : opt.cache_dir;
   prepare_task_data(task.name, "", opt.input, opt.model_dir, max_length, cache);
-  const c10::Device device = parse_device(opt.device);
-  GlueModel model(opt.model_dir, task, -1.0, device);
+  check_data_fits_model(model, opt.model_dir, cache);
   auto split = data::read_glue_split(data::glue_split_path(cache, "input"));
   auto predictions = predict_split(model, split, opt.batch_size, device);
   write_prediction_file(opt.output, task, split, predictions);

@@ -10,6 +10,9 @@
 //   <TASK>/results.json         every seed's metrics + summary (mean, std, median per metric)
 //   leaderboard/<TASK>.tsv ...  test predictions of each task's best seed (+ AX.tsv from MNLI)
 //   results.json                all tasks: summaries, skipped tasks
+//   .lock                       held by the running `glue` (common/run_directory.h)
+// A task whose folder already holds results is refused unless `overwrite`; other tasks' folders
+// in the same run directory are kept.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -26,7 +29,8 @@ struct GlueRunOptions {
   std::string init_dir;          // HF-format model folder
   std::string config_path;       // "" = configs/glue/<TASK>.yaml (or the built-in copy of it)
   std::vector<std::string> overrides;  // --set key=value
-  std::string run_dir;           // "" = runs/glue-<date>-<time>
+  std::string run_dir;           // "" = runs/glue-<date>-<time> (a "-N" suffix when taken)
+  bool overwrite = false;        // replace a task's earlier results in run_dir
   std::vector<int64_t> seeds;    // empty = training.seed of the config
 };
 
@@ -54,7 +58,7 @@ struct EvalOptions {
   std::string model_dir;
   std::string data_dir;
   std::string output;     // JSON file; "" = <model_dir>/eval_results.json
-  std::string cache_dir;  // prepared data; "" = a folder under the system temp dir
+  std::string cache_dir;  // prepared data; "" = ($XDG_CACHE_HOME or ~/.cache)/tisa-train/glue/<task>-<key>
   int64_t batch_size = 64;
   int64_t max_length = 0;  // 0 = the length recorded by the fine-tuning (else 128)
   std::string device = "cpu";

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "model/weight_check.h"
 
 namespace tisa::model {
 namespace {
@@ -309,7 +310,10 @@ void load_state_dict(torch::nn::Module& model, const TensorMap& tensors, const s
       continue;
     }
     used.insert(p.key());
-    if (it->second.sizes() != p.value().sizes())
+    if (!it->second.is_floating_point())  // never cast a BOOL/I64 tensor into a weight
+      problems.push_back("tensor '" + p.key() + "' has dtype " + std::string(c10::toString(it->second.scalar_type())) +
+                         ", a weight must be floating point (F32, F16, BF16 or F64)");
+    else if (it->second.sizes() != p.value().sizes())
       problems.push_back("tensor '" + p.key() + "' has shape " + c10::str(it->second.sizes()) + ", the model expects " +
                          c10::str(p.value().sizes()));
   }
@@ -321,6 +325,7 @@ void load_state_dict(torch::nn::Module& model, const TensorMap& tensors, const s
     if (problems.size() > 20) msg += "\n  … and " + std::to_string(problems.size() - 20) + " more";
     throw Error(msg);
   }
+  for (const auto& p : params) require_finite(tensors.at(p.key()), p.key(), source);
   torch::NoGradGuard guard;
   for (auto& p : params) p.value().copy_(tensors.at(p.key()));
 }
@@ -348,8 +353,12 @@ LoadedModel load_hf_model(const std::string& dir, const torch::Device& device) {
 }
 
 AlbertForSequenceClassification load_for_classification(const std::string& dir, int64_t num_labels,
-                                                        HfConfig* config_out) {
+                                                        MissingHead missing_head, HfConfig* config_out) {
   auto config = read_hf_config(dir);
+  if (config.architecture != kClassificationArchitecture && missing_head == MissingHead::kRefuse)
+    throw Error(dir + " holds no trained classifier head (config.json: " + config.architecture +
+                "), so its predictions would come from random weights; fine-tune it first with "
+                "`tisa-train glue --init " + dir + "` and use <run>/<TASK>/seed-<s>/best");
   const std::string file = join_path(dir, "model.safetensors");
   auto tensors = from_hf_tensors(load_tensor_file(file).tensors, config, file);
   AlbertForSequenceClassification model(config.model, num_labels);

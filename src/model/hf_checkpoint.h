@@ -53,11 +53,15 @@ struct LoadedModel {
   AlbertModel& albert();
 };
 LoadedModel load_hf_model(const std::string& dir, const torch::Device& device = torch::kCPU);
+// What load_for_classification does with a folder that holds no classifier head (a pretraining
+// checkpoint): create a fresh one, which only fine-tuning may do because it trains it, or refuse
+// (eval and predict would report the metrics of random weights).
+enum class MissingHead { kCreate, kRefuse };
 // Loads a directory as a classification model with `num_labels` labels: from a classification
-// checkpoint (labels must agree) or from a pretraining checkpoint (heads dropped, a fresh
-// classifier initialised N(0, initializer_range)). Used for GLUE fine-tuning.
+// checkpoint (labels must agree) or, with MissingHead::kCreate, from a pretraining checkpoint
+// (heads dropped, a fresh classifier initialised N(0, initializer_range)).
 AlbertForSequenceClassification load_for_classification(const std::string& dir, int64_t num_labels,
-                                                        HfConfig* config_out = nullptr);
+                                                        MissingHead missing_head, HfConfig* config_out = nullptr);
 
 // Saves config.json + model.safetensors (atomic), and copies tokenizer files found in
 // `tokenizer_dir` (spiece.model, vocab.txt, tokenizer.json, …) when it is not empty.

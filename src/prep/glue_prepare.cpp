@@ -85,6 +85,30 @@ data::GlueSplitData read_source(const Source& src) {
   throw Error(src.path + " is in none of the " + task.name + " formats:" + errors);
 }
 
+// A cached split is reused only when its file still has the size and content hash recorded when
+// it was written: a damaged cache is rebuilt, not reused on every retry. `why` gets the reason.
+bool split_file_intact(const stdfs::path& out_dir, const std::string& manifest_path, const std::string& split,
+                       std::string* why) {
+  const auto manifest = nlohmann::json::parse(fs::read_file(manifest_path), nullptr, /*allow_exceptions=*/false);
+  const std::string file = (out_dir / (split + ".bin")).string();
+  if (!manifest.is_object() || !manifest.contains("splits") || !manifest["splits"].contains(split)) {
+    *why = manifest_path + " does not describe split " + split;
+    return false;
+  }
+  const auto& entry = manifest["splits"][split];
+  if (!entry.contains("hash") || !entry.contains("bytes")) {
+    *why = manifest_path + " records no size and hash of " + file + " (written by an older version)";
+    return false;
+  }
+  std::error_code ec;
+  const auto bytes = stdfs::file_size(file, ec);
+  if (ec || bytes != entry["bytes"].get<uintmax_t>() || fs::file_hash_hex(file) != entry["hash"].get<std::string>()) {
+    *why = file + " is missing or damaged (size or content hash differs from " + manifest_path + ")";
+    return false;
+  }
+  return true;
+}
+
 std::string tokenizer_options_text(const GluePrepareOptions& opt) {
   return opt.lowercase ? (*opt.lowercase ? "lowercase" : "cased") : "default-case";
 }
@@ -121,7 +145,10 @@ GluePrepareReport prepare_glue(const GluePrepareOptions& opt) {
     try {
       auto m = data::read_glue_manifest(opt.output);
       bool complete = m.cache_key == report.cache_key && m.splits.size() == sources.size();
-      for (const auto& s : m.splits) complete = complete && fs::exists((out_dir / (s + ".bin")).string());
+      std::string damaged;
+      for (const auto& s : m.splits)
+        if (complete && !split_file_intact(out_dir, manifest_path, s, &damaged)) complete = false;
+      if (!damaged.empty()) spdlog::warn("[data] cached {}; preparing again", damaged);
       if (complete) {
         report.cached = true;
         for (size_t i = 0; i < m.splits.size(); ++i) report.splits.emplace_back(m.splits[i], m.examples[i]);
@@ -175,6 +202,8 @@ GluePrepareReport prepare_glue(const GluePrepareOptions& opt) {
     const std::string file = src.split + ".bin";
     data::write_glue_split((out_dir / file).string(), out);
     splits_json[src.split] = {{"file", file},
+                              {"bytes", stdfs::file_size(out_dir / file)},
+                              {"hash", fs::file_hash_hex((out_dir / file).string())},
                               {"examples", out.size()},
                               {"tokens", out.input_ids.size()},
                               {"has_labels", out.has_labels},

@@ -57,7 +57,7 @@ PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const te
   // Pass 1: documents per file.
   std::vector<int64_t> docs_per_file;
   for (const auto& path : o.inputs) {
-    const std::string raw = fs::read_file(path);
+    const std::string raw = fs::read_utf8_text_file(path);
     report.input_bytes += static_cast<int64_t>(raw.size());
     CorpusFormat used;
     const auto docs = read_corpus_text(raw, o.format, &used);
@@ -107,7 +107,7 @@ PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const te
   // Pass 2: tokenise and write, file by file, in batches of documents.
   int64_t doc_index = 0;
   for (size_t f = 0; f < o.inputs.size(); ++f) {
-    const auto docs = read_corpus_text(fs::read_file(o.inputs[f]), parse_corpus_format(report.formats[f]));
+    const auto docs = read_corpus_text(fs::read_utf8_text_file(o.inputs[f]), parse_corpus_format(report.formats[f]));
     size_t d0 = 0;
     while (d0 < docs.size()) {
       // ~4 MB of text per batch keeps memory flat on large files

@@ -26,7 +26,7 @@ std::vector<std::string> read_text_lines(const std::vector<std::string>& files) 
   std::vector<std::string> lines;
   for (const std::string& file : files) {
     if (!std::filesystem::is_regular_file(file)) throw Error("training input " + file + " does not exist");
-    const std::string data = fs::read_file(file);
+    const std::string data = fs::read_utf8_text_file(file);
     size_t pos = data.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
     while (pos < data.size()) {
       size_t end = data.find('\n', pos);

@@ -51,6 +51,45 @@ std::vector<std::pair<std::string, std::string>> flatten_model_config(const conf
   return f.out;
 }
 
+std::vector<std::string> keys_allowed_to_change_on_resume() {
+  // How long and how often, where it runs and with how many threads; the batch split (the global
+  // batch is kept by data_parallel.h's rule). GLUE settings do not concern pretraining.
+  return {"training.steps",           "training.eval_interval",  "training.eval_batches",
+          "training.checkpoint_interval", "training.keep_checkpoints", "training.log_interval",
+          "training.max_bad_steps",   "training.threads",        "training.device",
+          "training.batch_size",      "training.accumulation",   "training.global_batch",
+          "training.deterministic",   "data.workers",            "data.prefetch_batches",
+          "glue.*"};
+}
+
+void check_resume_settings(const config::Config& run_config, const config::Config& requested,
+                           const std::string& run_config_path) {
+  Flattener before(""), after("");
+  config::Config a = run_config, b = requested;  // visit() is non-const
+  a.visit(before);
+  b.visit(after);
+  TISA_CHECK(before.out.size() == after.out.size(), "config flattening differs in size");
+  const auto allowed = keys_allowed_to_change_on_resume();
+  auto is_allowed = [&](const std::string& key) {
+    if (key.rfind("model.", 0) == 0) return true;  // reconcile_model_config() checks these
+    for (const auto& k : allowed)
+      if (k == key || (k.back() == '*' && key.rfind(k.substr(0, k.size() - 1), 0) == 0)) return true;
+    return false;
+  };
+  std::string problems;
+  for (size_t i = 0; i < before.out.size(); ++i) {
+    const auto& [key, old_value] = before.out[i];
+    if (old_value == after.out[i].second || is_allowed(key)) continue;
+    problems += "\n  " + key + ": the run has " + old_value + ", now " + after.out[i].second;
+  }
+  if (problems.empty()) return;
+  std::string keys;
+  for (const auto& k : allowed) keys += (keys.empty() ? "" : ", ") + k;
+  throw Error("--resume continues the run of " + run_config_path + ", but these settings would change it:" + problems +
+              "\nhint: drop these --set/--config changes to resume, or start a new run in another --run-dir; "
+              "settings that may change on resume: " + keys);
+}
+
 bool is_training_time_model_key(const std::string& key) {
   return key == "model.hidden_dropout_prob" || key == "model.attention_probs_dropout_prob" ||
          key == "model.classifier_dropout_prob" || key == "model.initializer_range" ||

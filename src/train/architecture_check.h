@@ -24,4 +24,14 @@ bool is_training_time_model_key(const std::string& key);
 config::ModelConfig reconcile_model_config(const config::ModelConfig& checkpoint, const config::ModelConfig& requested,
                                            const std::string& checkpoint_source);
 
+// "Resume keeps its word": a resumed run continues the same training. Settings that change what
+// is trained (optimizer.*, schedule.*, data.* except its threads, training.seed, precision, ...)
+// must equal the run's own config.yaml; only these may change on resume (README, run directory):
+std::vector<std::string> keys_allowed_to_change_on_resume();
+// Throws tisa::Error listing every other key whose value differs between `run_config` (the run's
+// config.yaml, `run_config_path`) and `requested`, with both values. Model keys are
+// reconcile_model_config()'s business and skipped here.
+void check_resume_settings(const config::Config& run_config, const config::Config& requested,
+                           const std::string& run_config_path);
+
 }  // namespace tisa::train

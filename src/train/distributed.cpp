@@ -30,6 +30,7 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "common/error.h"
+#include "common/fs.h"
 
 namespace tisa::train {
 namespace {
@@ -305,6 +306,17 @@ double Distributed::all_reduce_max(double value) {
   std::vector<at::Tensor> v{t};
   wait_work(impl_->allreduce(v, c10d::ReduceOp::MAX), "all-reduce (max)", env_);
   return v[0].to(torch::kCPU).item<double>();
+}
+
+void Distributed::require_same_on_all_ranks(uint64_t fingerprint, const std::string& what) {
+  if (!enabled()) return;
+  // Max and min of each 32-bit half (exact in a double) agree on every rank iff all are equal.
+  const double hi = static_cast<double>(fingerprint >> 32), lo = static_cast<double>(fingerprint & 0xffffffffULL);
+  const bool same = all_reduce_max(hi) == -all_reduce_max(-hi) && all_reduce_max(lo) == -all_reduce_max(-lo);
+  if (!same)
+    throw Error("[dist] the " + std::to_string(world_size()) + " processes disagree on " + what + " (rank " +
+                std::to_string(rank()) + " has fingerprint " + fs::to_hex(fingerprint) +
+                "): start every process with the same command line, --config and --set options");
 }
 
 void Distributed::all_reduce_sum_(at::Tensor& tensor) {

@@ -75,6 +75,10 @@ class Distributed {
   double all_reduce_sum(double value) { return all_reduce_sum(std::vector<double>{value})[0]; }
   // Largest value over ranks (e.g. to agree on a stop flag).
   double all_reduce_max(double value);
+  // Throws tisa::Error on every rank when `fingerprint` (e.g. a hash of the resolved config)
+  // differs between ranks, naming `what`. Called before the first broadcast: ranks that build
+  // different models would otherwise fail inside the backend with an uncaught exception.
+  void require_same_on_all_ranks(uint64_t fingerprint, const std::string& what);
   // Sums `tensor` over all ranks in place (any dtype/device the backend supports).
   void all_reduce_sum_(at::Tensor& tensor);
   // Waits until every rank has arrived.

@@ -2,7 +2,6 @@
 // function below it (STYLE §9).
 #include "train/pretrainer.h"
 
-#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include "common/logging.h"
 #include "common/metrics_writer.h"
 #include "common/progress.h"
+#include "common/run_directory.h"
 #include "config/config_loader.h"
 #include "data/pretrain_dataset.h"
 #include "data/pretrain_examples.h"
@@ -28,29 +28,13 @@
 #include "train/data_parallel.h"
 #include "train/distributed.h"
 #include "train/interrupt.h"
+#include "train/memory_estimate.h"
 #include "train/runtime_info.h"
 #include "train/training_state.h"
 
 namespace tisa::train {
 namespace stdfs = std::filesystem;
 namespace {
-
-// Adds <run>/train.log to the default logger for the lifetime of the run (removed again so that
-// several runs in one process, e.g. tests, do not write into each other's logs).
-class RunLogFile {
- public:
-  explicit RunLogFile(const std::string& path) {
-    logging::add_file_sink(path);
-    sink_ = spdlog::default_logger()->sinks().back();
-  }
-  ~RunLogFile() {
-    auto& sinks = spdlog::default_logger()->sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-
- private:
-  spdlog::sink_ptr sink_;
-};
 
 // Installs the signal handlers for the run's lifetime.
 class SignalScope {
@@ -115,6 +99,7 @@ struct Run {
   std::chrono::steady_clock::time_point log_start = std::chrono::steady_clock::now();
 };
 
+PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunOptions& options, Distributed& dist);
 void set_up(Run& run);
 std::vector<data::PretrainBatch> next_micro_batches(Run& run);
 void handle_bad_step(Run& run, const StepResult& r);
@@ -153,16 +138,36 @@ bool run_loop(Run& run) {
 
 PretrainRunResult run_pretraining(const config::Config& cfg, const PretrainRunOptions& options) {
   if (options.run_dir.empty()) throw Error("pretraining needs a run directory");
-  fs::create_directories(options.run_dir);
+  if (options.resume && !options.init_dir.empty())
+    throw Error("--init " + options.init_dir + " cannot be combined with --resume: a resumed run continues from "
+                "its own checkpoint (drop --init, or start a new run without --resume)");
+  // Rank 0 owns the run directory (the other ranks only read its checkpoints): one process per
+  // run, and a fresh run never replaces a finished one (common/run_directory.h).
+  std::optional<RunDirectory> owner;
+  if (DistEnv::from_environment().rank == 0) {
+    owner.emplace(options.run_dir, options.resume ? RunDirectory::Start::kContinue : RunDirectory::Start::kNew);
+    if (!options.resume) owner->start_fresh("", pretraining_run_layout(), options.overwrite);
+  }
   // [dist] join the process group of RANK/WORLD_SIZE/MASTER_* (none: a single process).
   auto dist = Distributed::from_environment(rank_device(training_device(cfg.training)));
-  std::optional<RunLogFile> log_file;
+  std::optional<logging::RunLogFile> log_file;
   if (dist->is_main()) log_file.emplace(options.run_dir + "/train.log");
   else spdlog::set_level(spdlog::level::warn);  // other ranks: warnings and errors only
+  try {
+    return train_in_run_dir(cfg, options, *dist);
+  } catch (const std::exception& e) {
+    if (log_file) log_file->record_fatal(e.what());  // main() prints it once the file sink is gone
+    throw;
+  }
+}
+
+namespace {
+
+PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunOptions& options, Distributed& dist) {
   SignalScope signals(options.handle_signals);
   Run run(cfg, options);
   run.run_dir = options.run_dir;
-  run.dist = dist.get();
+  run.dist = &dist;
   set_up(run);
   const bool finished = run_loop(run);
   run.result.step = run.state.step;
@@ -181,19 +186,18 @@ PretrainRunResult run_pretraining(const config::Config& cfg, const PretrainRunOp
   return run.result;
 }
 
-namespace {
-
 void set_up(Run& run) {
   const auto& cfg = run.cfg;
   const auto& t = cfg.training;
   warn_about_slow_runtime();
-  if (t.threads > 0) torch::set_num_threads(static_cast<int>(t.threads));
+  apply_thread_settings(t.threads, cfg.data.workers);
   at::globalContext().setDeterministicAlgorithms(t.deterministic, /*warn_only=*/true);
   run.device = rank_device(training_device(t));  // [dist] cuda:LOCAL_RANK
   run.checkpoints = std::make_unique<CheckpointStore>(run.run_dir + "/checkpoints");
 
   // Where the weights come from decides the architecture (STYLE §8).
   std::string resume_from;
+  int64_t resume_step = 0;
   run.model_cfg = cfg.model;
   if (run.opt.resume) {
     auto latest = run.checkpoints->latest_valid();
@@ -201,6 +205,7 @@ void set_up(Run& run) {
       throw Error("--resume: no valid checkpoint in " + run.checkpoints->dir() +
                   " (hint: start without --resume, or pass the --run-dir of the run to continue)");
     resume_from = latest->path;
+    resume_step = latest->step;
     run.model_cfg = reconcile_model_config(model::read_hf_config(resume_from).model, cfg.model, resume_from);
   } else if (!run.opt.init_dir.empty()) {
     run.model_cfg = reconcile_model_config(model::read_hf_config(run.opt.init_dir).model, cfg.model, run.opt.init_dir);
@@ -209,7 +214,13 @@ void set_up(Run& run) {
   resolved.model = run.model_cfg;
   // Absolute, so that the run's config.yaml still finds the data when loaded from the run folder.
   if (!resolved.data.dataset.empty()) resolved.data.dataset = stdfs::absolute(cfg.data.dataset).lexically_normal().string();
-  if (run.dist->is_main()) config::write_resolved_config(resolved, run.run_dir + "/config.yaml");
+  const std::string run_config = run.run_dir + "/config.yaml";
+  if (!resume_from.empty() && fs::exists(run_config))
+    check_resume_settings(config::load_config(run_config), resolved, run_config);
+  // The steps after the checkpoint are redone: their old records must not stay in the stream.
+  if (!resume_from.empty() && run.dist->is_main())
+    MetricsWriter::drop_records_after(run.run_dir + "/metrics.jsonl", resume_step);
+  if (run.dist->is_main()) config::write_resolved_config(resolved, run_config);
   run.metrics = run.dist->is_main() ? std::make_unique<MetricsWriter>(run.run_dir + "/metrics.jsonl")
                                     : std::make_unique<MetricsWriter>();  // [dist] disabled on ranks > 0
 
@@ -226,6 +237,15 @@ void set_up(Run& run) {
   run.train_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "train", examples);
   run.valid_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "valid", examples);
 
+  // Sizes that cannot fit are refused before anything is allocated. The weights are first built
+  // in host memory; the activations live on the CPU only when training there.
+  const auto need = estimate_training_memory(run.model_cfg, t.batch_size, cfg.data.max_seq_length,
+                                             cfg.data.max_predictions_per_seq);
+  MemoryEstimate host = need;
+  if (run.device.is_cuda()) host.activation_bytes = 0, host.parameter_bytes = 4 * need.parameters;
+  require_memory_fits(host, physical_memory_bytes(), "training.batch_size", t.batch_size, "data.max_seq_length",
+                      cfg.data.max_seq_length);
+
   // Model, optimiser, schedule. Weights are initialised from the seed, then overwritten by
   // --init or the checkpoint; the generator state is restored afterwards.
   torch::manual_seed(static_cast<uint64_t>(t.seed));
@@ -240,7 +260,12 @@ void set_up(Run& run) {
   run.step_fn = std::make_unique<PretrainStep>(run.model, *run.optimizer, *run.schedule, cfg.optimizer.clip_norm,
                                                run.device, t.precision);
   run.step_fn->loss_hook = run.opt.loss_hook;
-  // [dist] every rank starts from rank 0's weights; gradients are averaged in buckets.
+  // [dist] every rank starts from rank 0's weights; gradients are averaged in buckets. The ranks
+  // must first agree on what they train (model, optimiser, data, schedule: the resolved config).
+  // (The dataset path may be mounted at different places on different machines: not compared.)
+  config::Config compared = resolved;
+  compared.data.dataset.clear();
+  run.dist->require_same_on_all_ranks(fs::fnv1a64(config::dump_yaml(compared)), "the training settings");
   if (run.dist->enabled()) {
     std::vector<at::Tensor> state_tensors;
     for (const auto& p : run.model->parameters()) state_tensors.push_back(p);
@@ -351,6 +376,9 @@ void run_evaluation(Run& run) {
   EvalResult e = reduce_eval_result(*run.dist, evaluate(run.model, loader, batches, run.device, t.precision));
   run.state.last_eval_mlm_loss = e.mlm_loss;
   run.result.last_eval = e;
+  if (!std::isfinite(e.mlm_loss))
+    spdlog::warn("[eval] step {}: the validation MLM loss is {}; this step cannot become the best checkpoint",
+                 run.state.step, e.mlm_loss);
   spdlog::info("[eval] step {} mlm_loss {:.4f} mlm_acc {:.4f} sop_loss {:.4f} sop_acc {:.4f} ({} examples)",
                run.state.step, e.mlm_loss, e.mlm_accuracy, e.sop_loss, e.sop_accuracy, e.examples);
   nlohmann::json values = {{"mlm_loss", e.mlm_loss}, {"mlm_accuracy", e.mlm_accuracy},
@@ -371,7 +399,9 @@ void save_checkpoint(Run& run) {
   if (!run.dist->is_main()) return;  // [dist] rank 0 writes; the replicas are identical
   auto& s = run.state;
   if (run.last_eval_step != s.step) s.last_eval_mlm_loss.reset();
-  if (s.last_eval_mlm_loss && (!s.best_eval_mlm_loss || *s.last_eval_mlm_loss < *s.best_eval_mlm_loss)) {
+  // NaN is never a result: a non-finite evaluation cannot become the best step.
+  if (s.last_eval_mlm_loss && std::isfinite(*s.last_eval_mlm_loss) &&
+      (!s.best_eval_mlm_loss || *s.last_eval_mlm_loss < *s.best_eval_mlm_loss)) {
     s.best_eval_mlm_loss = s.last_eval_mlm_loss;
     s.best_step = s.step;
   }

@@ -6,6 +6,7 @@
 //   <run>/checkpoints/step-N/   model.safetensors + config.json, optimizer.safetensors,
 //                               training_state.json, manifest.json (train/checkpoint.h)
 //   <run>/final/                config.json, model.safetensors, the dataset's tokenizer file
+//   <run>/.lock                 held while the run is alive (common/run_directory.h)
 // The update itself is PretrainStep (pretrain_step.h); this file adds the data, evaluation,
 // checkpoints, resume, NaN policy and signals around it.
 #pragma once
@@ -24,9 +25,10 @@
 namespace tisa::train {
 
 struct PretrainRunOptions {
-  std::string run_dir;         // created when missing
+  std::string run_dir;         // created when missing; owned by the run (common/run_directory.h)
   bool resume = false;         // continue from the newest valid checkpoint in run_dir
-  std::string init_dir;        // start from the weights of this HF directory (ignored on resume)
+  bool overwrite = false;      // a fresh run may delete the run already in run_dir
+  std::string init_dir;        // start from the weights of this HF directory (an error with resume)
   bool handle_signals = true;  // install SIGINT/SIGTERM handlers for the run
   bool show_progress = true;
   // Tests and debugging: behave as if SIGINT arrived right after this update (-1 = never).
@@ -45,7 +47,9 @@ struct PretrainRunResult {
 };
 
 // Runs (or resumes) pretraining. Throws tisa::Error on bad input, corrupt data, an architecture
-// mismatch on resume, or after training.max_bad_steps consecutive NaN/Inf losses.
+// mismatch on resume, a run directory that another process owns or that already holds a run (a
+// fresh run without `overwrite`), or after training.max_bad_steps consecutive NaN/Inf losses.
+// Fatal errors are also written to <run>/train.log.
 PretrainRunResult run_pretraining(const config::Config& cfg, const PretrainRunOptions& options);
 
 // Copies the tokenizer of a pretraining dataset into `dst_dir` (spiece.model or vocab.txt):

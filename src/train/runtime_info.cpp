@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 namespace tisa::train {
 namespace {
@@ -62,6 +63,19 @@ void warn_about_slow_runtime() {
   if (info.omp_wait_policy == "(unset)")
     spdlog::warn("[runtime] OMP_WAIT_POLICY is unset: OpenMP busy-waiting slows small ops on "
                  "small machines. Start commands through `tisa-train`, which sets PASSIVE.");
+}
+
+void apply_thread_settings(int64_t threads, int64_t workers) {
+  const int64_t cores = static_cast<int64_t>(std::thread::hardware_concurrency());
+  if (cores > 0 && threads > cores)
+    spdlog::warn("[runtime] training.threads is {} but this machine has {} cores: oversubscribed threads make every "
+                 "step much slower (use 0 for one per core)",
+                 threads, cores);
+  if (cores > 0 && workers > cores)
+    spdlog::warn("[runtime] data.workers is {} but this machine has {} cores: the loader threads compete with "
+                 "training",
+                 workers, cores);
+  if (threads > 0) torch::set_num_threads(static_cast<int>(threads));
 }
 
 }  // namespace tisa::train

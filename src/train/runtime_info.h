@@ -1,6 +1,7 @@
 // Facts about the running LibTorch process that users need to trust a measurement: LibTorch's
 // version, the BLAS library actually mapped into the process, and thread counts.
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace tisa::train {
@@ -20,5 +21,10 @@ RuntimeInfo runtime_info();
 // Logs a loud warning when the reference BLAS or busy-waiting OpenMP is in use. Every training
 // and benchmark command calls this at start-up.
 void warn_about_slow_runtime();
+
+// Sets LibTorch's intra-op threads (0 = keep its default, one per core) and warns when `threads`
+// or `workers` (data loader threads) exceed the cores of this machine: oversubscribed threads
+// made training steps ~40x slower without a word.
+void apply_thread_settings(int64_t threads, int64_t workers = 0);
 
 }  // namespace tisa::train

@@ -195,6 +195,50 @@ TEST_F(DistributedCliITest, TwoProcessesEqualOneWithTheDoubleBatchAndResumeWithO
   EXPECT_NE(read_text(root + "/bad.log").find("training.global_batch 12"), std::string::npos) << read_text(root + "/bad.log");
 }
 
+// Starts rank `rank` of `world` with `argv` (output into `log`); returns its pid.
+pid_t spawn_rank(std::vector<std::string> argv, int rank, int world, int port, const std::string& log) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.push_back(*e);
+  env.push_back("RANK=" + std::to_string(rank));
+  env.push_back("LOCAL_RANK=" + std::to_string(rank));
+  env.push_back("WORLD_SIZE=" + std::to_string(world));
+  env.push_back("MASTER_ADDR=127.0.0.1");
+  env.push_back("MASTER_PORT=" + std::to_string(port));
+  env.push_back("TISA_DIST_TIMEOUT=20");
+  std::vector<char*> envp, args;
+  for (auto& s : env) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  for (auto& s : argv) args.push_back(s.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = -1;
+  EXPECT_EQ(posix_spawn(&pid, args[0], &fa, nullptr, args.data(), envp.data()), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
+// Issue 18, class 7: processes started with different settings (here the learning rate) stop
+// with one [dist] sentence on every rank, before any backend call could fail on a mismatch.
+TEST_F(DistributedCliITest, RanksWithDifferentSettingsAreRefused) {
+  const std::string root = test::make_temp_dir("dist_mismatch");
+  const int port = 20000 + static_cast<int>((::getpid() + 7) % 30000);
+  const pid_t r0 = spawn_rank(pretrain_args(root + "/run", 4, 2), 0, 2, port, root + "/rank0.log");
+  const pid_t r1 = spawn_rank(pretrain_args(root + "/run", 4, 2, {"optimizer.lr=0.5"}), 1, 2, port, root + "/rank1.log");
+  for (pid_t pid : {r0, r1}) {
+    int st = 0;
+    ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << read_text(root + "/rank0.log") << read_text(root + "/rank1.log");
+  }
+  for (const char* log : {"/rank0.log", "/rank1.log"}) {
+    const std::string text = read_text(root + log);
+    EXPECT_NE(text.find("[dist] the 2 processes disagree on the training settings"), std::string::npos) << text;
+    EXPECT_EQ(text.find("Exception raised from"), std::string::npos) << text;
+  }
+}
+
 TEST_F(DistributedCliITest, KillingOneRankStopsTheOther) {
   const std::string root = test::make_temp_dir("dist_kill");
   // Rank 1 is killed once training runs; rank 0 must exit non-zero with a [dist] message well
@@ -202,28 +246,7 @@ TEST_F(DistributedCliITest, KillingOneRankStopsTheOther) {
   auto argv = pretrain_args(root + "/run", 4, 100000);
   const int port = 20000 + static_cast<int>(::getpid() % 30000);
   pid_t pids[2];
-  for (int r = 0; r < 2; ++r) {
-    std::vector<std::string> env;
-    for (char** e = environ; *e; ++e) env.push_back(*e);
-    env.push_back("RANK=" + std::to_string(r));
-    env.push_back("LOCAL_RANK=" + std::to_string(r));
-    env.push_back("WORLD_SIZE=2");
-    env.push_back("MASTER_ADDR=127.0.0.1");
-    env.push_back("MASTER_PORT=" + std::to_string(port));
-    env.push_back("TISA_DIST_TIMEOUT=20");
-    std::vector<char*> envp, args;
-    for (auto& s : env) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    for (auto& s : argv) args.push_back(s.data());
-    args.push_back(nullptr);
-    const std::string log = root + "/rank" + std::to_string(r) + ".log";
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    ASSERT_EQ(posix_spawn(&pids[r], args[0], &fa, nullptr, args.data(), envp.data()), 0);
-    posix_spawn_file_actions_destroy(&fa);
-  }
+  for (int r = 0; r < 2; ++r) pids[r] = spawn_rank(argv, r, 2, port, root + "/rank" + std::to_string(r) + ".log");
   // Wait until training has produced a few updates (metrics of rank 0), then kill rank 1.
   const auto start = Clock::now();
   while (train_losses(root + "/run").size() < 2 &&

@@ -434,12 +434,39 @@ TEST(GlueEndToEnd, SeedsSummaryCacheAndSentencePieceInit) {
   ASSERT_EQ(again.rc, 0) << again.output;
   EXPECT_NE(again.output.find("up to date"), std::string::npos) << again.output;
   EXPECT_EQ(stdfs::last_write_time(run_dir + "/RTE/data/train.bin"), before);
+  // Issue 18, class 11: a damaged cached split is rebuilt, not reused on every retry.
+  const std::string good = tisa::test::slurp(run_dir + "/RTE/data/train.bin");
+  {
+    std::fstream f(run_dir + "/RTE/data/train.bin", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-5, std::ios::end);
+    char c = 0;
+    f.get(c);
+    f.seekp(-5, std::ios::end);
+    f.put(static_cast<char>(c ^ 0x21));
+  }
+  CmdResult repaired = run("prepare glue --task RTE --data-dir " + glue_dir + " --tokenizer " + init +
+                               "/spiece.model --output " + run_dir + "/RTE/data --max-length 32",
+                           tmp + "/prep_repair.log");
+  ASSERT_EQ(repaired.rc, 0) << repaired.output;
+  EXPECT_NE(repaired.output.find("is missing or damaged"), std::string::npos) << repaired.output;
+  EXPECT_EQ(tisa::test::slurp(run_dir + "/RTE/data/train.bin"), good);
   // Another max length is another key.
   CmdResult other = run("prepare glue --task RTE --data-dir " + glue_dir + " --tokenizer " + init +
                       "/spiece.model --output " + run_dir + "/RTE/data --max-length 48",
                   tmp + "/prep2.log");
   ASSERT_EQ(other.rc, 0) << other.output;
   EXPECT_EQ(other.output.find("up to date"), std::string::npos) << other.output;
+
+  // Issue 18, class 2: the same command again would replace the task's results: refused, naming
+  // --overwrite; with it, the task is run afresh.
+  CmdResult again_run = run(args, tmp + "/again.log");
+  EXPECT_EQ(again_run.rc, 1) << again_run.output;
+  EXPECT_NE(again_run.output.find(run_dir + "/RTE already holds a GLUE run"), std::string::npos) << again_run.output;
+  EXPECT_NE(again_run.output.find("--overwrite"), std::string::npos) << again_run.output;
+  EXPECT_TRUE(stdfs::exists(run_dir + "/RTE/results.json"));
+  CmdResult overwrite = run(args + " --overwrite", tmp + "/overwrite.log");
+  ASSERT_EQ(overwrite.rc, 0) << overwrite.output;
+  EXPECT_TRUE(stdfs::exists(run_dir + "/RTE/seed-4/best/model.safetensors"));
 }
 
 TEST(GlueEndToEnd, ClearErrors) {
@@ -458,3 +485,53 @@ TEST(GlueEndToEnd, ClearErrors) {
   EXPECT_EQ(missing.rc, 1);
   EXPECT_NE(missing.output.find("train.tsv"), std::string::npos) << missing.output;
 }
+
+namespace {
+
+// Issue 18, class 5: NaN is never a result. A model whose STS-B predictions are constant (a zero
+// classifier) has a NaN correlation at every evaluation: the run must fail naming the metric and
+// the steps, with no "best" model and no results, and say so in its own train.log (class 9).
+TEST(GlueEndToEnd, EveryEvaluationNaNIsAnErrorNotABestStep) {
+  const std::string tmp = tisa::test::make_temp_dir("glue_nan");
+  const std::string dir = tmp + "/glue/STS-B";
+  tisa::fs::create_directories(dir);
+  const std::string header = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore\n";
+  std::string rows;
+  for (int i = 0; i < 8; ++i)
+    rows += std::to_string(i) + "\tg\tf\t2012\t" + std::to_string(i) + "\tnone\tnone\ta cat sat " + std::to_string(i) +
+            "\ta dog sat\t" + std::to_string(i % 5) + ".0\n";
+  tisa::fs::write_file_atomic(dir + "/train.tsv", header + rows);
+  tisa::fs::write_file_atomic(dir + "/dev.tsv", header + rows);
+  // A fine-tuned STS-B model whose regression head is zero: every prediction is its bias.
+  const std::string init = tmp + "/init";
+  write_tiny_albert(init, make_vocab({"a cat sat a dog sat"}, 20));
+  json cfg = read_json(init + "/config.json");
+  cfg["architectures"] = {"AlbertForSequenceClassification"};
+  cfg["num_labels"] = 1;
+  cfg["id2label"] = {{"0", "LABEL_0"}};
+  cfg["label2id"] = {{"LABEL_0", 0}};
+  tisa::fs::write_file_atomic(init + "/config.json", cfg.dump(2));
+  auto st = tisa::io::read_safetensors(init + "/model.safetensors");
+  for (auto it = st.tensors.begin(); it != st.tensors.end();)
+    it = it->first.rfind("albert.", 0) == 0 ? std::next(it) : st.tensors.erase(it);
+  std::mt19937 rng(3);
+  st.tensors["classifier.weight"] = tensor({1, 64}, rng, 0, 0.0);
+  st.tensors["classifier.bias"] = tensor({1}, rng, 0, 2.5);
+  tisa::io::write_safetensors(init + "/model.safetensors", st);
+
+  CmdResult r = run("glue --task STS-B --data-dir " + tmp + "/glue --init " + init + " --run-dir " + tmp +
+                        "/run --set glue.steps=2 --set glue.eval_interval=1 --set glue.batch_size=4 "
+                        "--set glue.lr=1e-30 --set glue.max_length=16",
+                    tmp + "/nan.log");
+  EXPECT_EQ(r.rc, 1) << r.output;
+  EXPECT_NE(r.output.find("every evaluation gave a non-finite"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(steps 1, 2)"), std::string::npos) << r.output;
+  EXPECT_FALSE(stdfs::exists(tmp + "/run/STS-B/seed-12345/best"));
+  EXPECT_FALSE(stdfs::exists(tmp + "/run/STS-B/results.json"));
+  std::string seed_log;
+  for (const auto& e : stdfs::directory_iterator(tmp + "/run/STS-B"))
+    if (e.path().filename().string().rfind("seed-", 0) == 0) seed_log = tisa::test::slurp(e.path() / "train.log");
+  EXPECT_NE(seed_log.find("every evaluation gave a non-finite"), std::string::npos) << seed_log;
+}
+
+}  // namespace

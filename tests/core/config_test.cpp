@@ -364,3 +364,13 @@ TEST(ConfigTest, ReleasedSizes) {
   EXPECT_EQ(tiny.model.hidden_size, 64);
   EXPECT_EQ(tiny.model.num_hidden_layers, 2);
 }
+
+// Issue 18, class 7: absurd thread counts are config errors naming the key (data.workers=100000
+// used to abort the process while creating the threads).
+TEST(ConfigTest, AbsurdThreadCountsAreRefused) {
+  std::string msg = error_of([] { tisa::config::config_from_overrides({"data.workers=100000"}); });
+  EXPECT_HAS(msg, "data.workers: must be <= 1024 (threads that build batches), got 100000");
+  msg = error_of([] { tisa::config::config_from_overrides({"training.threads=5000"}); });
+  EXPECT_HAS(msg, "training.threads: must be <= 1024");
+  EXPECT_EQ(tisa::config::config_from_overrides({"data.workers=8"}).data.workers, 8);
+}

@@ -297,3 +297,25 @@ TEST(GlueTsvTest, RoundTripLeaderboardOfRealTestFile) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 147);
   EXPECT_EQ(text.substr(0, 29), "index\tprediction\n0\t0\n1\t1\n2\t0\n");
 }
+
+// Issue 18, class 6: a file without its header must not silently lose its first row, and a
+// header-only split must fail when read (before any training), not after.
+TEST(GlueTsvTest, HeaderlessAndEmptySplitsAreErrors) {
+  auto dir = tisa::test::make_temp_dir("glue");
+  const d::GlueTask& sst = d::find_glue_task("SST-2");
+  write(dir, "noheader.tsv", "a fine film\t1\na dull film\t0\n");
+  EXPECT_HAS(error_of([&] { d::read_glue_tsv(sst, "dev", dir + "/noheader.tsv"); }),
+             dir + "/noheader.tsv:1: SST-2 dev: column 1 of the header is 'a fine film', expected 'sentence'");
+  write(dir, "rte.tsv", "0\tA\tB\tentailment\n1\tC\tD\tnot_entailment\n");
+  EXPECT_HAS(error_of([&] { d::read_glue_tsv(d::find_glue_task("RTE"), "train", dir + "/rte.tsv"); }),
+             "column 1 of the header is '0', expected 'index'");
+  write(dir, "header_only.tsv", "sentence\tlabel\n");
+  EXPECT_HAS(error_of([&] { d::read_glue_tsv(sst, "dev", dir + "/header_only.tsv"); }),
+             dir + "/header_only.tsv: SST-2 dev: no examples after the header");
+  write(dir, "blank.tsv", "sentence\tlabel\n\n\n");
+  EXPECT_HAS(error_of([&] { d::read_glue_tsv(sst, "train", dir + "/blank.tsv"); }), "no examples");
+  // Every headed split of the table knows its column names, one per column.
+  for (const auto& t : d::glue_tasks())
+    for (const auto& s : t.splits)
+      EXPECT_EQ(s.header ? static_cast<size_t>(s.columns) : 0u, s.header_names.size()) << t.name << " " << s.name;
+}

@@ -158,3 +158,19 @@ TEST(PretrainDatasetTest, DetectsHeaderMismatches) {
   with([](auto&) {});
   EXPECT_NO_THROW(data::PretrainDataset ds(dir));
 }
+
+// Issue 18, class 7: a token id past the recorded vocabulary (a damaged or hand-made file) is an
+// error naming the file and the token when the dataset is opened, not an index error mid-training.
+TEST(PretrainDatasetTest, DetectsIdsPastTheVocabularyInTheFile) {
+  auto dir = test::make_temp_dir("pretrain_ids");
+  test::write_toy_dataset(dir, small_docs(30000));
+  const std::string path = dir + "/train.tokens.bin";
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(32 + 2 * 3);  // after the 32-byte header: token 3 (uint16)
+    const unsigned char id[2] = {0xFF, 0xFF};
+    f.write(reinterpret_cast<const char*>(id), 2);
+  }
+  expect_error_mentions([&] { data::PretrainDataset ds(dir); },
+                        {path, "token 3 is id 65535, outside the vocabulary [0, 30000)"});
+}

@@ -122,9 +122,12 @@ TEST(PretrainLoaderTest, ResumesExactlyFromPosition) {
   EXPECT_THROW(DataPosition::from_json(nlohmann::json::array()), Error);
 }
 
+// Issue 18, class 10: an evaluation pass over W ranks counts every example exactly once, also
+// the n mod W that do not fill a round (they used to be dropped: 42 of 43 evaluated).
 TEST(PretrainLoaderTest, RanksShareTheEpochWithoutOverlap) {
   auto builder = small_builder();
   const int64_t n = builder->num_examples(0);
+  ASSERT_NE(n % 3, 0) << "the test needs a remainder";
   LoaderOptions o;
   o.batch_size = 3;
   o.world_size = 3;
@@ -142,7 +145,7 @@ TEST(PretrainLoaderTest, RanksShareTheEpochWithoutOverlap) {
     }
     ends.push_back(l.position());
   }
-  EXPECT_EQ(static_cast<int64_t>(seen.size()), n - n % 3);
+  EXPECT_EQ(static_cast<int64_t>(seen.size()), n);
   EXPECT_TRUE(ends[0] == ends[1] && ends[1] == ends[2]);
   // the single-rank epoch holds the same examples (masks included)
   std::multiset<std::vector<int64_t>> all;
@@ -155,7 +158,7 @@ TEST(PretrainLoaderTest, RanksShareTheEpochWithoutOverlap) {
     for (int64_t i = 0; i < b.batch_size; ++i)
       all.insert(std::vector<int64_t>(b.input_ids.begin() + i * b.seq_len, b.input_ids.begin() + i * b.seq_len + b.lengths[i]));
   EXPECT_EQ(static_cast<int64_t>(all.size()), n);
-  for (const auto& ex : seen) EXPECT_TRUE(all.count(ex));
+  EXPECT_EQ(seen, all);  // the same examples, each once
 }
 
 TEST(PretrainLoaderTest, NonLoopingPassEndsWithPartialBatch) {

@@ -192,7 +192,7 @@ TEST(Albert, ClassificationFromPretrainingCheckpoint) {
   tisa::model::AlbertForPreTraining m(c);
   const auto dir = tisa::test::make_temp_dir("albert_cls") + "/pt";
   tisa::model::save_hf_model(dir, *m, c, tisa::model::kPretrainingArchitecture);
-  auto cls = tisa::model::load_for_classification(dir, 3);
+  auto cls = tisa::model::load_for_classification(dir, 3, tisa::model::MissingHead::kCreate);
   EXPECT_TRUE(torch::equal(cls->albert->encoder->schemes[5]->parameters()[0], m->albert->encoder->schemes[5]->parameters()[0]));
   auto b = batch();
   auto out = cls->forward(b.ids, b.types, b.mask);
@@ -219,6 +219,64 @@ TEST(Albert, Bf16AutocastForward) {
   }
   EXPECT_EQ(torch::linear(torch::randn({2, 3}), torch::randn({4, 3})).scalar_type(), torch::kFloat);  // restored
   EXPECT_TRUE(close(h.to(torch::kFloat), ref.encoder.last_hidden_state, 0.1, 0.05, "bf16 vs fp32"));
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 18, class 4: a folder without a trained classifier head (a pretraining checkpoint) is
+// refused where a head must be trained (eval, predict); only fine-tuning may create one.
+TEST(Albert, MissingClassifierHeadIsRefusedUnlessCreated) {
+  auto c = tiny(false, RelativeScheme::kTisa);
+  tisa::model::AlbertForPreTraining m(c);
+  const auto dir = tisa::test::make_temp_dir("albert_head") + "/final";
+  tisa::model::save_hf_model(dir, *m, c, tisa::model::kPretrainingArchitecture);
+  try {
+    tisa::model::load_for_classification(dir, 2, tisa::model::MissingHead::kRefuse);
+    FAIL() << "a random head was created for evaluation";
+  } catch (const tisa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + " holds no trained classifier head (config.json: AlbertForPreTraining)"),
+              std::string::npos)
+        << e.what();
+  }
+  auto cls = tisa::model::load_for_classification(dir, 2, tisa::model::MissingHead::kCreate);
+  const auto tuned = tisa::test::make_temp_dir("albert_head") + "/tuned";
+  tisa::model::save_hf_model(tuned, *cls, c, tisa::model::kClassificationArchitecture, 2);
+  tisa::model::load_for_classification(tuned, 2, tisa::model::MissingHead::kRefuse);  // a trained head: fine
+}
+
+// Issue 18, classes 5 and 8: a NaN/Inf weight or a weight stored as BOOL/I64 is an error naming
+// the tensor, never silently loaded (or cast) and run.
+TEST(Albert, NonFiniteOrIntegerWeightsAreRefused) {
+  auto c = tiny(true, RelativeScheme::kNone);
+  tisa::model::AlbertForPreTraining m(c);
+  const auto dir = tisa::test::make_temp_dir("albert_nan") + "/m";
+  tisa::model::save_hf_model(dir, *m, c, tisa::model::kPretrainingArchitecture);
+  auto file = tisa::model::load_tensor_file(dir + "/model.safetensors");
+  const std::string name = "albert.encoder.embedding_hidden_mapping_in.weight";
+  ASSERT_TRUE(file.tensors.count(name));
+  auto original = file.tensors[name].clone();
+  file.tensors[name][0][0] = std::nanf("");
+  file.tensors[name][1][1] = std::numeric_limits<float>::infinity();
+  tisa::model::save_tensor_file(dir + "/model.safetensors", file.tensors);
+  try {
+    tisa::model::load_hf_model(dir);
+    FAIL() << "NaN weights loaded";
+  } catch (const tisa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor '" + name + "' has 1 NaN and 1 Inf values"), std::string::npos)
+        << e.what();
+  }
+  file.tensors[name] = original.to(torch::kBool);
+  tisa::model::save_tensor_file(dir + "/model.safetensors", file.tensors);
+  try {
+    tisa::model::load_hf_model(dir);
+    FAIL() << "a BOOL weight was cast to float";
+  } catch (const tisa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor '" + name + "' has dtype Bool, a weight must be floating point"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -182,3 +182,40 @@ TEST(AnalyzeTest, BareBertAndErrors) {
   write_checkpoint(root + "/gpt", {{"model_type", "gpt2"}}, t);
   EXPECT_THROW(analysis::analyze_checkpoint({root + "/gpt", root + "/x", 0, false}), Error);
 }
+
+// Issue 18, class 5: a NaN position table used to be analysed as perfectly translation invariant
+// (τ = 1); a non-finite tensor the analysis reads is an error naming it, and so is a weight of an
+// integer or bool dtype.
+TEST(AnalyzeTest, NonFiniteOrNonFloatWeightsAreErrors) {
+  auto root = test::make_temp_dir("analyze");
+  const int64_t P = 8, E = 4;
+  json config = {{"model_type", "bert"}, {"hidden_size", E}, {"num_attention_heads", 1}, {"max_position_embeddings", P}};
+  model::TensorMap t;
+  t["bert.embeddings.position_embeddings.weight"] = torch::full({P, E}, std::nanf(""));
+  t["bert.encoder.layer.0.attention.self.query.weight"] = torch::eye(E);
+  t["bert.encoder.layer.0.attention.self.key.weight"] = torch::eye(E);
+  write_checkpoint(root + "/nan", config, t);
+  analysis::AnalyzeOptions options;
+  options.model_dir = root + "/nan";
+  options.out_dir = root + "/out";
+  options.pictures = false;
+  try {
+    analysis::analyze_checkpoint(options);
+    FAIL() << "a NaN table was analysed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 'embeddings.position_embeddings.weight' has 32 NaN"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(root + "/out/analysis.json"));
+  t["bert.embeddings.position_embeddings.weight"] = torch::ones({P, E}, torch::kBool);
+  write_checkpoint(root + "/bool", config, t);
+  options.model_dir = root + "/bool";
+  try {
+    analysis::analyze_checkpoint(options);
+    FAIL() << "a BOOL table was analysed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has dtype Bool; model weights are floating point"), std::string::npos)
+        << e.what();
+  }
+}

@@ -5,20 +5,26 @@
 //     and still reproduces the uninterrupted run (a simulated crash);
 //   - a differing architecture on resume is an error naming the key;
 //   - NaN losses skip updates, and too many in a row stop the run with a clear message;
-//   - the loss falls; the run directory holds config.yaml, train.log, metrics.jsonl, final/.
+//   - the loss falls; the run directory holds config.yaml, train.log, metrics.jsonl, final/;
+//   - issue 18: a run directory has one owner and a fresh run never replaces a finished one;
+//     a resume drops metrics records past its checkpoint; fatal errors reach train.log.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/run_directory.h"
 #include "common/subprocess.h"
 #include "config/config_loader.h"
 #include "model/tensor_io.h"
+#include "support/expect_error.h"
 #include "support/test_paths.h"
 #include "train/checkpoint.h"
 #include "train/pretrainer.h"
@@ -199,6 +205,90 @@ TEST_F(PretrainITest, NanLossSkipsUpdatesAndTooManyStopTheRun) {
     EXPECT_NE(msg.find("stopping at step 4"), std::string::npos) << msg;
     EXPECT_NE(msg.find("training.max_bad_steps"), std::string::npos) << msg;
   }
+  // The fatal error is in the run's own log too, not only on the console.
+  EXPECT_HAS(test::slurp(always.run_dir + "/train.log"), "stopping at step 4");
+}
+
+// Issue 18, classes 1, 2 and 9: the run directory belongs to one live run; a fresh run into a
+// finished one is refused and leaves it intact; --overwrite replaces it; --init with --resume and
+// a missing directory to resume are errors that say so.
+TEST_F(PretrainITest, RunDirectoryIsOwnedAndNeverReplacedSilently) {
+  auto cfg = small_run({"training.steps=2", "training.eval_interval=0"});
+  const auto dir = test::make_temp_dir("run_owned") + "/run";
+  ASSERT_EQ(train::run_pretraining(cfg, options(dir)).exit_code, kExitOk);
+  const std::string weights = test::slurp(dir + "/final/model.safetensors");
+  ASSERT_FALSE(weights.empty());
+
+  std::string msg = test::error_of([&] { train::run_pretraining(cfg, options(dir)); });
+  EXPECT_HAS(msg, dir + " already holds a pretraining run");
+  EXPECT_HAS(msg, "--resume");
+  EXPECT_HAS(msg, "--overwrite");
+  EXPECT_EQ(test::slurp(dir + "/final/model.safetensors"), weights);
+  EXPECT_TRUE(test::file_exists(dir + "/checkpoints/step-000002/manifest.json"));
+
+  {  // another live process owns the directory: neither a resume nor an overwrite may write into it
+    RunDirectory other(dir, RunDirectory::Start::kContinue);
+    auto resume = options(dir);
+    resume.resume = true;
+    EXPECT_HAS(test::error_of([&] { train::run_pretraining(cfg, resume); }), "is in use by another tisa-train process");
+    auto overwrite = options(dir);
+    overwrite.overwrite = true;
+    EXPECT_HAS(test::error_of([&] { train::run_pretraining(cfg, overwrite); }), "is in use");
+    EXPECT_EQ(test::slurp(dir + "/final/model.safetensors"), weights);
+  }
+
+  // Resume keeps its word: settings that change the run are refused, listed with both values;
+  // the allowed ones (here training.steps) continue it.
+  auto resume = options(dir);
+  resume.resume = true;
+  msg = test::error_of([&] {
+    train::run_pretraining(small_run({"training.steps=2", "training.eval_interval=0", "optimizer.type=adamw"}), resume);
+  });
+  EXPECT_HAS(msg, "--resume continues the run of " + dir + "/config.yaml");
+  EXPECT_HAS(msg, "optimizer.type: the run has lamb, now adamw");
+  EXPECT_HAS(msg, "settings that may change on resume: training.steps");
+  auto longer = train::run_pretraining(small_run({"training.steps=3", "training.eval_interval=0"}), resume);
+  EXPECT_EQ(longer.step, 3);
+
+  auto both = options(dir);
+  both.resume = true;
+  both.init_dir = dir + "/final";
+  EXPECT_HAS(test::error_of([&] { train::run_pretraining(cfg, both); }), "cannot be combined with --resume");
+  auto missing = options(dir + "-typo");
+  missing.resume = true;
+  EXPECT_HAS(test::error_of([&] { train::run_pretraining(cfg, missing); }), dir + "-typo does not exist");
+  EXPECT_FALSE(test::file_exists(dir + "-typo"));
+
+  auto overwrite = options(dir);
+  overwrite.overwrite = true;
+  ASSERT_EQ(train::run_pretraining(cfg, overwrite).exit_code, kExitOk);
+  EXPECT_FALSE(test::file_exists(dir + "/checkpoints/step-000003"));  // the old run is gone, not mixed in
+  EXPECT_TRUE(test::file_exists(dir + "/checkpoints/step-000002/manifest.json"));
+}
+
+// Issue 18, class 9: after a crash past the last checkpoint, the resumed run redoes those steps;
+// metrics.jsonl must hold each step's records once, not the lost run's and the redone ones.
+TEST_F(PretrainITest, ResumeDropsMetricsPastItsCheckpoint) {
+  const auto dir = test::make_temp_dir("run_metrics");
+  auto cfg = small_run();
+  ASSERT_EQ(train::run_pretraining(cfg, options(dir)).exit_code, kExitOk);
+  stdfs::remove_all(dir + "/checkpoints/step-000006");  // a crash before the last checkpoint...
+  stdfs::remove_all(dir + "/final");
+  {
+    std::ofstream torn(dir + "/metrics.jsonl", std::ios::app);
+    torn << "{\"event\":\"train\",\"st";  // ...cut a record short
+  }
+  auto resume = options(dir);
+  resume.resume = true;
+  ASSERT_EQ(train::run_pretraining(cfg, resume).exit_code, kExitOk);
+  std::map<int64_t, int> train_records;
+  std::istringstream in(test::slurp(dir + "/metrics.jsonl"));
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);  // every line is whole JSON
+    if (j["event"] == "train") ++train_records[j["step"].get<int64_t>()];
+  }
+  EXPECT_EQ(train_records, (std::map<int64_t, int>{{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}));
 }
 
 TEST_F(PretrainITest, LossFallsAndRunDirectoryIsComplete) {
@@ -260,6 +350,12 @@ TEST_F(PretrainITest, CommandLineRunAndResume) {
   ASSERT_EQ(run_child(argv), 0);
   EXPECT_TRUE(test::file_exists(dir + "/final/model.safetensors"));
   EXPECT_TRUE(test::file_exists(dir + "/checkpoints/step-000004/manifest.json"));
+  // The same command again is refused (exit 1): it would replace the finished run.
+  EXPECT_EQ(run_child(argv), 1);
+  EXPECT_TRUE(test::file_exists(dir + "/final/model.safetensors"));
+  // --resume with --init or --overwrite is a usage error (exit 2).
+  EXPECT_EQ(run_child({exe, "pretrain", "--run-dir", dir, "--resume", "--init", dir + "/final"}), 2);
+  EXPECT_EQ(run_child({exe, "pretrain", "--run-dir", dir, "--resume", "--overwrite"}), 2);
   // Resuming a finished run is allowed (nothing left to do) and takes the run's own config.
   ASSERT_EQ(run_child({exe, "pretrain", "--run-dir", dir, "--resume"}), 0);
   // A differing architecture is refused with exit code 1.

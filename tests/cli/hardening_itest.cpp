@@ -1,0 +1,134 @@
+// Issue 18 from the command line, as a user meets it (exit codes and the one sentence printed):
+//   class 3  an output that resolves to an input (model.safetensors through a linked folder, the
+//            --input of predict through a hard link) is refused, the input left intact;
+//   class 4  eval/predict on a model without a trained classifier head are refused;
+//   class 7  out-of-range model forward inputs are one sentence naming the tensor;
+//   class 8  non-positive sizes and shapes are usage errors (exit 2).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+
+#include "common/fs.h"
+#include "io/safetensors.h"
+#include "support/expect_error.h"
+#include "support/test_paths.h"
+
+namespace {
+
+namespace stdfs = std::filesystem;
+using tisa::test::bin_dir;
+using tisa::test::make_temp_dir;
+using tisa::test::run;
+using tisa::test::shared_path;
+using tisa::test::slurp;
+
+constexpr const char* kPretraining = "golden/hf_albert/pretraining_absolute";
+
+// A private copy of a golden model folder (tests must never risk the shared one).
+std::string copy_model(const std::string& golden, const std::string& tmp) {
+  const std::string dir = tmp + "/model";
+  stdfs::create_directories(dir);
+  for (const char* f : {"config.json", "model.safetensors", "inputs.safetensors"})
+    stdfs::copy_file(shared_path(std::string(golden) + "/" + f), dir + "/" + f);
+  return dir;
+}
+
+// Runs the front with `args`; stderr into tmp/err.txt. Returns the exit code.
+int tisa_train(const std::string& args, const std::string& tmp) {
+  return run(bin_dir() + "/tisa-train " + args + " >/dev/null 2>" + tmp + "/err.txt");
+}
+
+TEST(HardeningCli, OutputsNeverReplaceInputs) {
+  TISA_REQUIRE_SHARED(std::string(kPretraining) + "/model.safetensors");
+  const std::string tmp = make_temp_dir("harden_out");
+  const std::string model = copy_model(kPretraining, tmp);
+  const std::string weights = slurp(model + "/model.safetensors");
+  stdfs::create_directory_symlink(model, tmp + "/alias");
+  EXPECT_EQ(tisa_train("model forward --model " + model + " --inputs " + model + "/inputs.safetensors --output " + tmp +
+                           "/alias/model.safetensors",
+                       tmp),
+            1);
+  EXPECT_HAS(slurp(tmp + "/err.txt"), "--output " + tmp + "/alias/model.safetensors is the same file as " + model +
+                                          "/model.safetensors, an input of this command");
+  EXPECT_EQ(slurp(model + "/model.safetensors"), weights);
+
+  tisa::fs::write_file_atomic(tmp + "/in.tsv", "sentence\tlabel\ngood\t1\n");
+  stdfs::create_hard_link(tmp + "/in.tsv", tmp + "/out.tsv");
+  EXPECT_EQ(tisa_train("predict --model " + model + " --task SST-2 --input " + tmp + "/in.tsv --output " + tmp +
+                           "/out.tsv",
+                       tmp),
+            1);
+  EXPECT_HAS(slurp(tmp + "/err.txt"), "is the same file as " + tmp + "/in.tsv");
+  EXPECT_EQ(slurp(tmp + "/in.tsv"), "sentence\tlabel\ngood\t1\n");
+}
+
+TEST(HardeningCli, NoSilentRandomClassifierHead) {
+  TISA_REQUIRE_SHARED(std::string(kPretraining) + "/model.safetensors");
+  const std::string tmp = make_temp_dir("harden_head");
+  const std::string model = copy_model(kPretraining, tmp);  // a pretraining model: no classifier head
+  tisa::fs::write_file_atomic(tmp + "/in.tsv", "sentence\tlabel\ngood\t1\n");
+  EXPECT_EQ(tisa_train("predict --model " + model + " --task SST-2 --input " + tmp + "/in.tsv --output " + tmp +
+                           "/pred.tsv",
+                       tmp),
+            1);
+  EXPECT_HAS(slurp(tmp + "/err.txt"), model + " holds no trained classifier head");
+  EXPECT_FALSE(stdfs::exists(tmp + "/pred.tsv"));
+  EXPECT_EQ(tisa_train("eval --model " + model + " --task SST-2 --data-dir " + tisa::test::source_dir() +
+                           "/data/sample/glue",
+                       tmp),
+            1);
+  EXPECT_HAS(slurp(tmp + "/err.txt"), "holds no trained classifier head");
+  EXPECT_FALSE(stdfs::exists(model + "/eval_results.json"));
+}
+
+// I64 tensor [1, n] for the torch-free writer.
+tisa::io::RawTensor i64_row(const std::vector<int64_t>& values) {
+  tisa::io::RawTensor t;
+  t.dtype = tisa::io::DType::kI64;
+  t.shape = {1, static_cast<int64_t>(values.size())};
+  t.data.resize(values.size() * 8);
+  std::memcpy(t.data.data(), values.data(), t.data.size());
+  return t;
+}
+
+TEST(HardeningCli, ForwardInputsOutOfRangeNameTheTensor) {
+  TISA_REQUIRE_SHARED(std::string(kPretraining) + "/model.safetensors");
+  const std::string tmp = make_temp_dir("harden_fwd");
+  const std::string model = copy_model(kPretraining, tmp);  // vocab 100, 64 positions, 2 token types
+  auto write_inputs = [&](std::vector<int64_t> ids, std::vector<int64_t> types) {
+    tisa::io::SafeTensors st;
+    st.tensors["input_ids"] = i64_row(ids);
+    st.tensors["token_type_ids"] = i64_row(types);
+    st.tensors["attention_mask"] = i64_row(std::vector<int64_t>(ids.size(), 1));
+    tisa::io::write_safetensors(tmp + "/in.safetensors", st);
+  };
+  const std::string cmd = "model forward --model " + model + " --inputs " + tmp + "/in.safetensors --output " + tmp +
+                          "/out.safetensors";
+  write_inputs({2, 5, 100, 3}, {0, 0, 0, 0});
+  EXPECT_EQ(tisa_train(cmd, tmp), 1);
+  EXPECT_HAS(slurp(tmp + "/err.txt"), "input_ids holds values from 2 to 100, expected token ids of the model's "
+                                      "vocabulary in [0, 100)");
+  write_inputs({2, 5, 6, 3}, {0, 0, 2, 0});
+  EXPECT_EQ(tisa_train(cmd, tmp), 1);
+  EXPECT_HAS(slurp(tmp + "/err.txt"), "token_type_ids holds values from 0 to 2, expected token types in [0, 2)");
+  write_inputs(std::vector<int64_t>(65, 5), std::vector<int64_t>(65, 0));
+  EXPECT_EQ(tisa_train(cmd, tmp), 1);
+  EXPECT_HAS(slurp(tmp + "/err.txt"), "input_ids has 65 positions but the model has 64");
+  EXPECT_EQ(slurp(tmp + "/err.txt").find("Exception raised from"), std::string::npos);
+  EXPECT_FALSE(stdfs::exists(tmp + "/out.safetensors"));
+}
+
+TEST(HardeningCli, NonPositiveSizesAreUsageErrors) {
+  const std::string tmp = make_temp_dir("harden_cli");
+  EXPECT_EQ(tisa_train("predict --model x --input y --output z --batch-size 0", tmp), 2);
+  EXPECT_EQ(tisa_train("eval --model x --data-dir y --max-length -3", tmp), 2);
+  EXPECT_EQ(tisa_train("bench --shape 0x128", tmp), 2);
+  EXPECT_HAS(slurp(tmp + "/err.txt"), "0x128");
+  EXPECT_EQ(tisa_train("bench --shape 8x128 --threads -4", tmp), 2);
+  EXPECT_EQ(tisa_train("prepare pretrain --input a --tokenizer b --output c --threads -4", tmp), 2);
+  EXPECT_EQ(tisa_train("tokenizer train --type sentencepiece --input a --vocab-size 0 --output o", tmp), 2);
+}
+
+}  // namespace
