@@ -7,6 +7,8 @@
 #include "analysis/checkpoint_analysis.h"
 #include "cli_nn/commands.h"
 
+#include "common/output_guard.h"
+
 namespace tisa::cli {
 
 void add_analyze_command(CLI::App& app) {
@@ -22,7 +24,10 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--positions", options->positions, "leading positions analysed (0 = all rows of the table)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("!--no-pictures", options->pictures, "write analysis.json only");
-  cmd->callback([options] { analysis::analyze_checkpoint(*options); });
+  cmd->callback([options] {
+    check_output_folder_holds_no_input("--out", options->out_dir, model_folder_inputs(options->model_dir));
+    analysis::analyze_checkpoint(*options);
+  });
 }
 
 }  // namespace tisa::cli

@@ -6,6 +6,7 @@
 
 #include "cli_text/commands.h"
 #include "common/error.h"
+#include "common/output_guard.h"
 #include "prep/prepare_pretrain.h"
 #include "text/batch_encode.h"
 #include "text/tokenizer.h"
@@ -34,6 +35,9 @@ struct PretrainArgs {
 };
 
 void run_prepare_pretrain(const PretrainArgs& a) {
+  std::vector<std::string> inputs = a.inputs;
+  inputs.push_back(a.tokenizer);
+  check_output_folder_holds_no_input("--output", a.output, inputs);
   prep::PreparePretrainOptions o;
   o.inputs = a.inputs;
   o.tokenizer_path = a.tokenizer;

@@ -8,6 +8,7 @@
 
 #include "cli_text/commands.h"
 #include "common/error.h"
+#include "common/output_guard.h"
 #include "prep/glue_prepare.h"
 
 namespace tisa::cli {
@@ -36,6 +37,7 @@ void add_prepare_glue_subcommand(CLI::App& prepare) {
     } else if (!lowercase->empty()) {
       throw Error("--lowercase: expected true or false, got '" + *lowercase + "'");
     }
+    check_output_folder_holds_no_input("--output", opt->output, {opt->data_dir, opt->input, opt->tokenizer});
     auto report = prep::prepare_glue(*opt);
     for (const auto& [split, n] : report.splits) std::printf("%s\t%lld\n", split.c_str(), static_cast<long long>(n));
     std::fflush(stdout);

@@ -95,6 +95,7 @@ void add_train(CLI::App* parent) {
   cmd->add_option("--limit-alphabet", o->limit_alphabet, "WordPiece: most distinct characters kept");
   flags->add_to(cmd);
   cmd->callback([o, flags] {
+    check_output_folder_holds_no_input("--output", o->output_dir, o->inputs);
     o->lowercase = flags->lowercase.value_or(true);
     o->keep_accents = flags->keep_accents.value_or(false);
     const auto t0 = std::chrono::steady_clock::now();

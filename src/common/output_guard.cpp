@@ -37,6 +37,26 @@ void check_output_is_not_input(const std::string& option, const std::string& out
   }
 }
 
+void check_output_folder_holds_no_input(const std::string& option, const std::string& folder,
+                                        const std::vector<std::string>& inputs) {
+  if (folder.empty()) return;
+  std::error_code ec;
+  const auto out = stdfs::weakly_canonical(folder, ec);
+  if (ec) return;
+  for (const auto& input : inputs) {
+    if (input.empty() || !stdfs::exists(input)) continue;
+    const auto in = stdfs::weakly_canonical(input, ec);
+    if (ec) continue;
+    // `in` equals `out` or lies below it: compare element by element, not as strings ("a/b" vs "a/bc").
+    auto o = out.begin(), i = in.begin();
+    for (; o != out.end() && i != in.end() && *o == *i; ++o, ++i) {
+    }
+    if (o == out.end() || same_file(folder, input))
+      throw Error(option + " " + folder + " holds " + input +
+                  ", an input of this command: the files written there could replace it; write the output elsewhere");
+  }
+}
+
 std::vector<std::string> model_folder_inputs(const std::string& model_dir) {
   std::vector<std::string> files;
   for (const char* name : {"config.json", "model.safetensors", "spiece.model", "vocab.txt", "tokenizer.json",

@@ -14,6 +14,12 @@ namespace tisa {
 void check_output_is_not_input(const std::string& option, const std::string& output,
                                const std::vector<std::string>& inputs);
 
+// For commands that write a folder of files: throws tisa::Error when `folder` resolves to one of
+// `inputs` or holds one of them (at any depth), since the files written there could replace it.
+// Inputs may be files or folders; those that do not exist are ignored.
+void check_output_folder_holds_no_input(const std::string& option, const std::string& folder,
+                                        const std::vector<std::string>& inputs);
+
 // The files of a model folder that commands read: config.json, model.safetensors and the
 // tokenizer files, those present.
 std::vector<std::string> model_folder_inputs(const std::string& model_dir);

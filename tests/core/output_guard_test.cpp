@@ -50,4 +50,24 @@ TEST(OutputGuard, ModelFolderInputsAreItsFiles) {
   EXPECT_EQ(files, (std::vector<std::string>{dir + "/config.json", dir + "/model.safetensors", dir + "/spiece.model"}));
 }
 
+TEST(OutputGuard, OutputFolderHoldingAnInputIsRefused) {
+  const std::string dir = tisa::test::make_temp_dir("guard_folder");
+  tisa::fs::create_directories(dir + "/data/sub");
+  const std::string corpus = dir + "/data/sub/corpus.txt";
+  tisa::fs::write_file_atomic(corpus, "text");
+  const std::vector<std::string> inputs = {corpus};
+  using tisa::check_output_folder_holds_no_input;
+  // The folder itself, a parent at any depth, and the same through a link: refused.
+  EXPECT_HAS(error_of([&] { check_output_folder_holds_no_input("--output", dir + "/data/sub", inputs); }),
+             "holds " + corpus + ", an input of this command");
+  EXPECT_HAS(error_of([&] { check_output_folder_holds_no_input("--output", dir + "/data", inputs); }), "holds");
+  stdfs::create_directory_symlink(dir + "/data", dir + "/link");
+  EXPECT_HAS(error_of([&] { check_output_folder_holds_no_input("--output", dir + "/link", inputs); }), "holds");
+  // A folder whose name only starts like the input's, a sibling, a new folder: fine.
+  tisa::fs::create_directories(dir + "/data/su");
+  check_output_folder_holds_no_input("--output", dir + "/data/su", inputs);
+  check_output_folder_holds_no_input("--output", dir + "/data/sub/out", inputs);
+  check_output_folder_holds_no_input("--output", dir + "/new", inputs);
+}
+
 }  // namespace
