@@ -60,7 +60,7 @@ std::string describe_position(const config::ModelConfig& m) {
   } else if (m.position.relative == config::RelativeScheme::kShaw) {
     const auto& s = m.position.shaw;
     parts.push_back("shaw (k=" + std::to_string(s.max_distance) + (s.values ? ", keys+values" : ", keys") +
-                    (s.per_layer ? ", per layer)" : ", shared)"));
+                    (s.per_attention_module ? ", per attention module)" : s.per_layer ? ", per layer)" : ", shared)"));
   }
   if (parts.empty()) return "none";
   std::string out = parts[0];

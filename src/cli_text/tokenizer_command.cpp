@@ -1,11 +1,13 @@
-// `tisa-train tokenizer {train,encode,bench}` (SPEC §6): train a SentencePiece or WordPiece
-// tokenizer, encode a text file into JSONL (the form the golden checks and other tools read), and
-// measure tokenisation throughput on one thread and on all threads.
+// `tisa-train tokenizer {train,encode,export-hf,bench}` (SPEC §6): train a SentencePiece or
+// WordPiece tokenizer, encode a text file into JSONL (the form the golden checks and other tools
+// read), write a tokenizer as a Hugging Face tokenizer directory, and measure tokenisation
+// throughput on one thread and on all threads.
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -17,6 +19,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "text/batch_encode.h"
+#include "text/hf_tokenizer_files.h"
 #include "text/tokenizer.h"
 #include "text/tokenizer_trainer.h"
 
@@ -103,6 +106,38 @@ void add_train(CLI::App* parent) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto tok = text::load_tokenizer(o->output_dir);
     spdlog::info("[tokenizer] wrote {} ({} tokens) in {:.1f} s", json, tok->vocab_size(), s);
+  });
+}
+
+void add_export_hf(CLI::App* parent) {
+  auto* cmd = parent->add_subcommand(
+      "export-hf", "write a tokenizer as a Hugging Face directory: spiece.model or vocab.txt + tokenizer_config.json "
+                   "+ special_tokens_map.json (AlbertTokenizer / BertTokenizer encode as ours)");
+  struct Args {
+    std::string tokenizer, output;
+    int64_t max_length = 512;
+    CaseFlags flags;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("--tokenizer", a->tokenizer, "a .model, a vocab.txt or a tokenizer directory")->required();
+  cmd->add_option("--output", a->output, "output directory (may be a model directory)")->required();
+  cmd->add_option("--model-max-length", a->max_length, "model_max_length written to tokenizer_config.json");
+  a->flags.add_to(cmd);
+  cmd->callback([a] {
+    namespace stdfs = std::filesystem;
+    auto tok = text::load_tokenizer(a->tokenizer, a->flags.options());
+    const bool spm = tok->type() == "sentencepiece";
+    const std::string name = spm ? "spiece.model" : "vocab.txt";
+    const stdfs::path src = stdfs::is_directory(a->tokenizer) ? stdfs::path(a->tokenizer) / name : stdfs::path(a->tokenizer);
+    if (!stdfs::exists(src))
+      throw Error("tokenizer export-hf: " + src.string() + " does not exist (a tokenizer directory must hold " + name + ")");
+    fs::create_directories(a->output);
+    const stdfs::path dst = stdfs::path(a->output) / name;
+    if (!stdfs::exists(dst) || !stdfs::equivalent(src, dst)) fs::write_file_atomic(dst.string(), fs::read_file(src.string()));
+    // The settings load_tokenizer resolved (flags, else tisa_tokenizer.json, else the defaults).
+    text::HfTokenizerSettings settings{tok->type(), tok->lowercase(), tok->keep_accents(), a->max_length};
+    text::write_hf_tokenizer_files(a->output, *tok, settings);
+    spdlog::info("[tokenizer] wrote {}, tokenizer_config.json, special_tokens_map.json into {}", name, a->output);
   });
 }
 
@@ -240,6 +275,7 @@ void add_tokenizer_command(CLI::App& app) {
   cmd->require_subcommand(1);
   add_train(cmd);
   add_encode(cmd);
+  add_export_hf(cmd);
   add_bench(cmd);
 }
 

@@ -30,12 +30,18 @@ struct ShawConfig {
   int64_t max_distance = 16;  // clip distance k: offsets beyond ±k share a row
   bool values = true;         // also add aV to the values (false = keys only, as HF relative_key)
   bool per_layer = true;      // one table pair per layer (false: shared by all layers)
+  // One table pair per attention module (num_hidden_groups × inner_group_num), reused wherever
+  // ALBERT reuses that module's weights: HF relative_key's layout, set by its import. Needs
+  // per_layer: false (it replaces the per-layer tables).
+  bool per_attention_module = false;
   // Scale of the key term: "after" = added after 1/sqrt(d) (HF ALBERT 4.30 import keeps exactness
   // by scaling the table), fixed here for clarity; see SPEC §2.
   template <class V> void visit(V& v) {
     v.field("max_distance", max_distance, "clip distance k (rows 2k+1)");
     v.field("values", values, "add the value term aV");
     v.field("per_layer", per_layer, "one module per layer (false: shared across layers)");
+    v.field("per_attention_module", per_attention_module,
+            "one module per attention module (group x inner layer), shared like its weights (HF relative_key)");
   }
 };
 

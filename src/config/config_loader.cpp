@@ -860,6 +860,8 @@ std::vector<ConfigProblem> validate(const Config& c) {
   if (m.pad_token_id < 0 || (m.vocab_size >= 1 && m.pad_token_id >= m.vocab_size))
     add("model.pad_token_id", "must be in [0, model.vocab_size), got " + std::to_string(m.pad_token_id));
   at_least("model.position.shaw.max_distance", m.position.shaw.max_distance, 1);
+  if (m.position.shaw.per_attention_module && m.position.shaw.per_layer)
+    add("model.position.shaw.per_attention_module", "needs model.position.shaw.per_layer: false");
   at_least("model.position.tisa.kernels", m.position.tisa.kernels, 1);
   non_negative("model.position.tisa.init_offset_std", m.position.tisa.init_offset_std);
   non_negative("model.position.tisa.init_amplitude_std", m.position.tisa.init_amplitude_std);

@@ -61,6 +61,8 @@ void check_model_config(const config::ModelConfig& c) {
   if (c.hidden_act != "gelu_new" && c.hidden_act != "gelu" && c.hidden_act != "relu" &&
       c.hidden_act != "gelu_pytorch_tanh")
     fail("hidden_act '" + c.hidden_act + "' is not supported (expected gelu_new, gelu or relu)");
+  if (c.position.shaw.per_attention_module && c.position.shaw.per_layer)
+    fail("position.shaw.per_attention_module needs position.shaw.per_layer: false");
 }
 
 // ---------------------------------------------------------------------------------- embeddings
@@ -176,15 +178,18 @@ AlbertTransformerImpl::AlbertTransformerImpl(const config::ModelConfig& c)
   }
   const std::string name = relative_scheme_name(c.position.relative);
   schemes = make_relative_schemes(name, c, c.num_hidden_layers * c.inner_group_num);
+  schemes_per_attention_module = scheme_follows_layer_sharing(c);
   if (!schemes.empty()) {
     auto list = register_module(name, torch::nn::ModuleList());
     for (auto& s : schemes) list->push_back(s);
   }
 }
 
-RelativeSchemeImpl* AlbertTransformerImpl::scheme_for(int64_t index) const {
+RelativeSchemeImpl* AlbertTransformerImpl::scheme_for(int64_t layer, int64_t inner) const {
   if (schemes.empty()) return nullptr;
-  return schemes.size() == 1 ? schemes[0].get() : schemes.at(index).get();
+  if (schemes.size() == 1) return schemes[0].get();
+  const int64_t group = layer / (num_hidden_layers / num_hidden_groups);
+  return schemes.at((schemes_per_attention_module ? group : layer) * inner_group_num + inner).get();
 }
 
 torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embeddings, const torch::Tensor& additive_mask,
@@ -197,7 +202,7 @@ torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embeddings, co
     auto& group = groups[i / per_group];  // SPEC §3: layer i uses group int(i / (L / groups))
     for (int64_t j = 0; j < inner_group_num; ++j) {
       torch::Tensor probs;
-      h = group->layers[j](h, additive_mask, scheme_for(i * inner_group_num + j),
+      h = group->layers[j](h, additive_mask, scheme_for(i, j),
                            options.attentions ? &probs : nullptr);
       if (options.attentions) out->attentions.push_back(probs);
     }
@@ -329,7 +334,8 @@ int64_t positional_parameter_count(const config::ModelConfig& c) {
   const int64_t d = c.hidden_size / c.num_attention_heads;
   if (c.position.relative == config::RelativeScheme::kShaw) {
     const auto& s = c.position.shaw;
-    n += (s.per_layer ? layers : 1) * (2 * s.max_distance + 1) * d * (s.values ? 2 : 1);
+    const int64_t modules = s.per_attention_module ? c.num_hidden_groups * c.inner_group_num : s.per_layer ? layers : 1;
+    n += modules * (2 * s.max_distance + 1) * d * (s.values ? 2 : 1);
   } else if (c.position.relative == config::RelativeScheme::kTisa) {
     const auto& t = c.position.tisa;
     n += (t.per_layer ? layers : 1) * 3 * t.kernels * c.num_attention_heads;

@@ -104,12 +104,13 @@ struct AlbertTransformerImpl : torch::nn::Module {
   explicit AlbertTransformerImpl(const config::ModelConfig& c);
   torch::Tensor forward(const torch::Tensor& embeddings, const torch::Tensor& additive_mask,
                         const ForwardOptions& options, EncoderOutput* out);
-  // The scheme module used by attention-layer application `index` (null for none).
-  RelativeSchemeImpl* scheme_for(int64_t index) const;
+  // The scheme module used by layer application `layer`, inner layer `inner` (null for none).
+  RelativeSchemeImpl* scheme_for(int64_t layer, int64_t inner) const;
   torch::nn::Linear embedding_hidden_mapping_in{nullptr};
   std::vector<AlbertLayerGroup> groups;
   torch::nn::ModuleList albert_layer_groups;
   std::vector<std::shared_ptr<RelativeSchemeImpl>> schemes;  // registered as <scheme name>.<i>
+  bool schemes_per_attention_module = false;  // schemes[group · inner_group_num + inner], else [layer · … + inner]
   int64_t num_hidden_layers, num_hidden_groups, inner_group_num;
 };
 TORCH_MODULE(AlbertTransformer);

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "model/hf_remote_code.h"
 #include "model/weight_check.h"
 
 namespace tisa::model {
@@ -19,10 +20,9 @@ using nlohmann::json;
 
 const char* const kTokenizerFiles[] = {"spiece.model", "vocab.txt", "tokenizer.json", "tokenizer_config.json",
                                        "special_tokens_map.json", "tisa_tokenizer.json"};
-const char* const kDistanceSuffix = "attention.distance_embedding.weight";
 const char* const kHfPositionTable = "albert.embeddings.position_embeddings.weight";
-const char* const kHfDistanceName = "albert.encoder.albert_layer_groups.0.albert_layers.0.attention.distance_embedding.weight";
-const char* const kShawKeys0 = "albert.encoder.shaw.0.keys";
+// HF relative_key keeps one distance table per attention module (group G, inner layer I).
+const std::regex kHfDistanceName(R"(albert\.encoder\.albert_layer_groups\.(\d+)\.albert_layers\.(\d+)\.attention\.distance_embedding\.weight)");
 
 // Writes a config struct through its visit() list (config.h) as nested JSON.
 struct JsonWriter {
@@ -124,13 +124,6 @@ std::string join_path(const std::string& dir, const std::string& name) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------- config.json
-bool is_hf_relative_key(const config::ModelConfig& c) {
-  const auto& s = c.position.shaw;
-  return !c.position.absolute && c.position.relative == config::RelativeScheme::kShaw &&
-         s.max_distance == c.max_position_embeddings - 1 && !s.values && !s.per_layer && c.num_hidden_groups == 1 &&
-         c.inner_group_num == 1;
-}
-
 HfConfig read_hf_config(const std::string& dir) {
   const std::string file = join_path(dir, "config.json");
   json j;
@@ -159,16 +152,29 @@ HfConfig read_hf_config(const std::string& dir) {
   read_key(j, "layer_norm_eps", m.layer_norm_eps, file);
   read_key(j, "initializer_range", m.initializer_range, file);
   read_key(j, "pad_token_id", m.pad_token_id, file);
+  std::string model_type = kAlbertModelType;
+  read_key(j, "model_type", model_type, file);
+  if (model_type != kAlbertModelType && model_type != kRemoteModelType)
+    throw Error(file + ": model_type '" + model_type + "' is not supported (expected " + kAlbertModelType + " or " +
+                kRemoteModelType + ")");
   c.architecture = kPretrainingArchitecture;
-  if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty())
+  if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty()) {
+    if (!j["architectures"][0].is_string())
+      throw Error(file + ": architectures[0] must be a string, got " + j["architectures"][0].dump());
     c.architecture = j["architectures"][0].get<std::string>();
+    c.architecture = strip_remote_prefix(c.architecture);  // TisaAlbertFor… (remote code) → AlbertFor…
+  }
   if (c.architecture != kPretrainingArchitecture && c.architecture != kClassificationArchitecture)
-    throw Error(file + ": architectures[0] '" + c.architecture + "' is not supported (expected " +
-                kPretrainingArchitecture + " or " + kClassificationArchitecture + ")");
+    throw Error(file + ": architectures[0] '" + j["architectures"][0].get<std::string>() + "' is not supported (expected " +
+                kPretrainingArchitecture + " or " + kClassificationArchitecture +
+                ", or their TisaAlbert… forms; a model saved without heads cannot be imported)");
   if (j.contains("num_labels")) read_key(j, "num_labels", c.num_labels, file);
   else if (j.contains("id2label") && j["id2label"].is_object()) c.num_labels = static_cast<int64_t>(j["id2label"].size());
   c.hf_position_type = "absolute";
   read_key(j, "position_embedding_type", c.hf_position_type, file);
+  if (model_type == kRemoteModelType && !j.contains("tisa_train"))
+    throw Error(file + ": model_type " + kRemoteModelType + " needs the tisa_train block with the position "
+                "settings (tisa_train.position), and it is missing; without it the position parameters cannot be read");
   if (j.contains("tisa_train")) {
     const auto& block = j["tisa_train"];
     if (!block.is_object()) throw Error(file + ": tisa_train must be an object");
@@ -180,16 +186,14 @@ HfConfig read_hf_config(const std::string& dir) {
     m.position.absolute = true;
     m.position.relative = config::RelativeScheme::kNone;
   } else if (c.hf_position_type == "relative_key") {
-    if (m.num_hidden_groups != 1 || m.inner_group_num != 1)
-      throw Error(file + ": position_embedding_type relative_key with num_hidden_groups = " +
-                  std::to_string(m.num_hidden_groups) + ", inner_group_num = " + std::to_string(m.inner_group_num) +
-                  " is not supported (one shared distance table needs one group of one layer)");
+    // One distance table per attention module (group × inner layer), shared like its weights.
     m.position = config::PositionConfig{};
     m.position.absolute = false;
     m.position.relative = config::RelativeScheme::kShaw;
     m.position.shaw.max_distance = m.max_position_embeddings - 1;
     m.position.shaw.values = false;
     m.position.shaw.per_layer = false;
+    m.position.shaw.per_attention_module = true;
   } else if (c.hf_position_type == "relative_key_query") {
     throw Error(file + ": position_embedding_type relative_key_query is not supported: its key-side term "
                 "k_j·E[i−j] has no equivalent in our schemes (shaw adds q_i·aK and α·aV only); "
@@ -203,9 +207,11 @@ HfConfig read_hf_config(const std::string& dir) {
 }
 
 std::string hf_config_json(const config::ModelConfig& m, const std::string& architecture, int64_t num_labels) {
+  const bool plain = plain_albert_expresses(m.position);
   json j = json::object();
-  j["architectures"] = {architecture};
-  j["model_type"] = "albert";
+  j["architectures"] = {plain ? architecture : remote_architecture(architecture)};
+  j["model_type"] = plain ? kAlbertModelType : kRemoteModelType;
+  if (!plain) j["auto_map"] = remote_auto_map();
   j["vocab_size"] = m.vocab_size;
   j["embedding_size"] = m.embedding_size;
   j["hidden_size"] = m.hidden_size;
@@ -232,11 +238,10 @@ std::string hf_config_json(const config::ModelConfig& m, const std::string& arch
   }
   j["id2label"] = id2label;
   j["label2id"] = label2id;
-  if (is_hf_relative_key(m)) {
-    j["position_embedding_type"] = "relative_key";
+  if (plain) {
+    j["position_embedding_type"] = "absolute";  // read by transformers 4.x; 5.x has only absolute
   } else {
-    // transformers itself can only run the absolute part; the tisa_train block is authoritative.
-    j["position_embedding_type"] = "absolute";
+    // The remote code and our import read the position settings from here (SPEC §4).
     json pos = json::object();
     JsonWriter w{pos};
     auto copy = m.position;
@@ -248,7 +253,7 @@ std::string hf_config_json(const config::ModelConfig& m, const std::string& arch
 
 // ---------------------------------------------------------------------------------- tensors
 TensorMap from_hf_tensors(const TensorMap& hf, const HfConfig& config, const std::string& source) {
-  const bool hf_relative = is_hf_relative_key(config.model) && config.hf_position_type == "relative_key";
+  const bool hf_relative = config.hf_position_type == "relative_key" && config.model.position.shaw.per_attention_module;
   const auto& m = config.model;
   const double sqrt_d = std::sqrt(static_cast<double>(m.hidden_size / m.num_attention_heads));
   TensorMap out;
@@ -256,34 +261,24 @@ TensorMap from_hf_tensors(const TensorMap& hf, const HfConfig& config, const std
     if (name.rfind("predictions.decoder.", 0) == 0) continue;  // tied copies
     if (name.size() >= 12 && name.compare(name.size() - 12, 12, "position_ids") == 0) continue;
     if (hf_relative && name == kHfPositionTable) continue;  // HF keeps it but never uses it with relative_key
-    if (hf_relative && name.size() > std::strlen(kDistanceSuffix) &&
-        name.compare(name.size() - std::strlen(kDistanceSuffix), std::strlen(kDistanceSuffix), kDistanceSuffix) == 0) {
-      if (name != kHfDistanceName) throw Error(source + ": unexpected distance table '" + name + "'");
+    std::smatch match;
+    if (hf_relative && std::regex_match(name, match, kHfDistanceName)) {
+      const int64_t group = std::stoll(match[1]), inner = std::stoll(match[2]);
+      if (group >= m.num_hidden_groups || inner >= m.inner_group_num)
+        throw Error(source + ": " + name + " names attention module (" + match[1].str() + ", " + match[2].str() +
+                    ") of a model with num_hidden_groups = " + std::to_string(m.num_hidden_groups) +
+                    ", inner_group_num = " + std::to_string(m.inner_group_num));
       if (t.dim() != 2 || t.size(0) != 2 * m.max_position_embeddings - 1)
         throw Error(source + ": " + name + " has shape " + c10::str(t.sizes()) + ", expected [2P−1, d] with P = " +
                     std::to_string(m.max_position_embeddings));
       // HF row (P−1)+(i−j) → our row (P−1)+(j−i): reverse the rows; ×√d because HF ALBERT adds q·E
       // unscaled while shaw divides its key term by √d (SPEC §2).
-      out[kShawKeys0] = (t.flip({0}).to(torch::kDouble) * sqrt_d).to(t.scalar_type());
+      const std::string ours = "albert.encoder.shaw." + std::to_string(group * m.inner_group_num + inner) + ".keys";
+      out[ours] = (t.flip({0}).to(torch::kDouble) * sqrt_d).to(t.scalar_type());
       continue;
     }
     out[name] = t;
   }
-  return out;
-}
-
-TensorMap to_hf_tensors(const TensorMap& ours, const config::ModelConfig& m) {
-  if (!is_hf_relative_key(m)) return ours;
-  const double sqrt_d = std::sqrt(static_cast<double>(m.hidden_size / m.num_attention_heads));
-  TensorMap out;
-  for (const auto& [name, t] : ours) {
-    if (name == kShawKeys0) {
-      out[kHfDistanceName] = (t.detach().to(torch::kCPU).to(torch::kDouble) / sqrt_d).flip({0}).to(t.scalar_type());
-    } else {
-      out[name] = t;
-    }
-  }
-  out[kHfPositionTable] = torch::zeros({m.max_position_embeddings, m.embedding_size});
   return out;
 }
 
@@ -394,8 +389,9 @@ std::vector<std::string> copy_tokenizer_files(const std::string& src_dir, const 
 void save_hf_model(const std::string& dir, torch::nn::Module& model, const config::ModelConfig& config,
                    const std::string& architecture, int64_t num_labels, const std::string& tokenizer_dir) {
   fs::create_directories(dir);
-  save_tensor_file(join_path(dir, "model.safetensors"), to_hf_tensors(state_dict(model), config), {{"format", "pt"}});
+  save_tensor_file(join_path(dir, "model.safetensors"), state_dict(model), {{"format", "pt"}});
   fs::write_file_atomic(join_path(dir, "config.json"), hf_config_json(config, architecture, num_labels));
+  if (!plain_albert_expresses(config.position)) write_remote_code_files(dir);
   if (!tokenizer_dir.empty()) copy_tokenizer_files(tokenizer_dir, dir);
 }
 

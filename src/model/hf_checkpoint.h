@@ -1,22 +1,26 @@
 // Hugging Face model directories (SPEC §4): config.json (HF AlbertConfig keys plus our `tisa_train`
-// block with the position config) + model.safetensors (+ the tokenizer file, copied through).
+// block with the position config) + model.safetensors (+ the tokenizer file, copied through), and
+// for models HF's ALBERT cannot express the remote-code files (hf_remote_code.h decides the form).
 //
-// Loading:
-//  - `architectures[0]` picks the head: AlbertForPreTraining or AlbertForSequenceClassification
-//    (num_labels = size of id2label, or `num_labels`); AlbertModel loads as a pretraining model
-//    without heads is not supported (use the HF heads).
+// Loading (directories we wrote, or HF's save_pretrained of them, or HF ALBERT checkpoints):
+//  - model_type must be `albert` or `tisa_albert` (the latter needs the tisa_train block).
+//  - `architectures[0]` picks the head: AlbertForPreTraining or AlbertForSequenceClassification,
+//    or their TisaAlbertFor… remote-code forms (num_labels = size of id2label, or `num_labels`);
+//    a model without heads (AlbertModel) is not supported.
 //  - Position config: from `tisa_train.position` when present; otherwise from HF's
-//    `position_embedding_type`: "absolute" → {absolute}, "relative_key" → {shaw, k = P − 1,
-//    values: false, shared}, with the HF table converted exactly (SPEC §2): HF row (P−1)+(i−j) →
-//    our row (P−1)+(j−i), multiplied by √d (HF ALBERT adds q·E unscaled, we scale by 1/√d).
-//    HF's unused absolute table of a relative_key model is dropped. "relative_key_query" (adds
-//    k_j·E[i−j] as well) cannot be represented by our schemes and is rejected.
+//    `position_embedding_type` (transformers 4.x): "absolute" (or absent) → {absolute},
+//    "relative_key" → {shaw, k = P − 1, values: false, per_attention_module}: one table per
+//    attention module (group G, inner layer I → albert.encoder.shaw.<G·inner_group_num + I>),
+//    each converted exactly (SPEC §2): HF row (P−1)+(i−j) → our row (P−1)+(j−i), multiplied by √d
+//    (HF ALBERT adds q·E unscaled, we scale by 1/√d). HF's unused absolute table of a relative_key
+//    model is dropped. "relative_key_query" (adds k_j·E[i−j] as well) cannot be represented by our
+//    schemes and is rejected, as is any other type.
 //  - Strict: every parameter of the model must be present with the right shape; unknown tensors
-//    are errors naming them. Ignored: predictions.decoder.* (tied copies) and *position_ids.
-// Saving writes our names (no predictions.decoder.*, like HF). A model that is exactly HF
-// relative_key (no absolute table, shaw k = P−1, no values, shared, one group of one layer) is
-// written in HF form (distance_embedding divided by √d, a zero absolute table, no tisa_train
-// block) so that transformers loads it; everything else carries the `tisa_train` block.
+//    are errors naming them (no parameter is ever left at its random initialisation). Ignored:
+//    predictions.decoder.* (tied copies) and *position_ids.
+// Saving writes our names (no predictions.decoder.*, like HF): a plain `albert` directory when HF's
+// ALBERT computes the model (absolute positions only), otherwise a `tisa_albert` remote-code
+// directory (relative_key imports included: transformers 5 no longer has relative_key).
 #pragma once
 #include <torch/nn/module.h>
 
@@ -80,9 +84,5 @@ void load_state_dict(torch::nn::Module& model, const TensorMap& tensors, const s
 
 // Tensors of a checkpoint file (HF names) → our parameter names, per the conversion rules above.
 TensorMap from_hf_tensors(const TensorMap& hf, const HfConfig& config, const std::string& source);
-// Our parameters → the tensors written to model.safetensors (HF form when exactly representable).
-TensorMap to_hf_tensors(const TensorMap& ours, const config::ModelConfig& config);
-// True when `config` is written in HF relative_key form (see the file comment).
-bool is_hf_relative_key(const config::ModelConfig& config);
 
 }  // namespace tisa::model

@@ -42,6 +42,8 @@ class SentencePieceTokenizer final : public Tokenizer {
   const SpecialIds& special_ids() const override { return special_; }
   std::string identity() const override { return identity_; }
   std::string type() const override { return "sentencepiece"; }
+  bool lowercase() const override { return options_.lowercase; }
+  bool keep_accents() const override { return options_.keep_accents; }
   const SentencePieceOptions& options() const { return options_; }
   int32_t piece_to_id(std::string_view piece) const;
 

@@ -47,6 +47,9 @@ class Tokenizer {
   virtual std::string identity() const = 0;
   // "sentencepiece" or "wordpiece".
   virtual std::string type() const = 0;
+  // The normalisation it was loaded with (what a Hugging Face export must reproduce).
+  virtual bool lowercase() const = 0;
+  virtual bool keep_accents() const = 0;
 
   // [CLS] a [SEP] (b [SEP]) with longest-first truncation to max_length (ties cut text b).
   PairEncoding encode_pair(std::string_view a, std::string_view b, int64_t max_length) const;

@@ -16,6 +16,7 @@
 #include "common/fs.h"
 #include "text/basic_tokenizer.h"
 #include "text/batch_encode.h"
+#include "text/hf_tokenizer_files.h"
 #include "text/sentencepiece_tokenizer.h"
 #include "text/tokenizer.h"
 #include "text/unicode.h"
@@ -80,6 +81,7 @@ void write_json(const std::string& dir, const std::string& type, const std::stri
   j["special_ids"] = {{"pad", s.pad}, {"unk", s.unk}, {"cls", s.cls}, {"sep", s.sep}, {"mask", s.mask}};
   j["trained_on"] = o.inputs;
   fs::write_file_atomic((std::filesystem::path(dir) / kTokenizerJson).string(), j.dump(2) + "\n");
+  write_hf_tokenizer_files(dir, *tok, HfTokenizerSettings{type, o.lowercase, o.keep_accents});
 }
 
 std::string train_sentencepiece(const std::vector<std::string>& raw, const TokenizerTrainOptions& o) {

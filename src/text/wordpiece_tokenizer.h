@@ -45,6 +45,8 @@ class WordPieceTokenizer final : public Tokenizer {
   const SpecialIds& special_ids() const override { return special_; }
   std::string identity() const override { return identity_; }
   std::string type() const override { return "wordpiece"; }
+  bool lowercase() const override { return options_.lowercase; }
+  bool keep_accents() const override { return options_.keep_accents; }
   const WordPieceOptions& options() const { return options_; }
   // Id of an exact vocabulary token, or -1.
   int32_t token_to_id(std::string_view token) const;

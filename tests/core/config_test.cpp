@@ -303,7 +303,7 @@ TEST(ConfigTest, DescribeDefaultsListsEveryKey) {
   EXPECT_HAS(text, "model.position.relative");
   EXPECT_HAS(text, "{none|shaw|tisa} = none");
   EXPECT_HAS(text, "glue.eval_batch_size");
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 17 + 2 + 3 + 7 + 10 + 9 + 3 + 15 + 12);  // model, position, shaw, tisa, data, optimizer, schedule, training, glue
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 17 + 2 + 4 + 7 + 10 + 9 + 3 + 15 + 12);  // model, position, shaw, tisa, data, optimizer, schedule, training, glue
 }
 
 TEST(ConfigTest, ModelConfigJsonRoundTrip) {

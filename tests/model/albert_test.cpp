@@ -145,25 +145,65 @@ TEST(Albert, HfRelativeKeyImportExport) {
   TISA_REQUIRE_SHARED("golden/hf_albert/pretraining_relative_key/config.json");
   const auto src = tisa::test::shared_path("golden/hf_albert/pretraining_relative_key");
   auto m = tisa::model::load_hf_model(src);
-  EXPECT_TRUE(tisa::model::is_hf_relative_key(m.config.model));
-  EXPECT_EQ(m.config.model.position.shaw.max_distance, 63);
+  const auto& shaw = m.config.model.position.shaw;
+  EXPECT_EQ(shaw.max_distance, 63);
+  EXPECT_TRUE(shaw.per_attention_module);
+  EXPECT_FALSE(shaw.values);
+  // transformers 5 has no relative_key: the export is remote code carrying the position settings.
   const auto dir = tisa::test::make_temp_dir("albert_hfrk") + "/out";
   tisa::model::save_hf_model(dir, m.module(), m.config.model, m.config.architecture);
   auto j = nlohmann::json::parse(tisa::fs::read_file(dir + "/config.json"));
-  EXPECT_EQ(j["position_embedding_type"], "relative_key");
-  EXPECT_FALSE(j.contains("tisa_train"));
-  auto saved = tisa::model::load_tensor_file(dir + "/model.safetensors").tensors;
-  auto orig = tisa::model::load_tensor_file(src + "/model.safetensors").tensors;
-  const std::string dist = "albert.encoder.albert_layer_groups.0.albert_layers.0.attention.distance_embedding.weight";
-  ASSERT_TRUE(saved.count(dist));
-  EXPECT_TRUE(close(saved.at(dist), orig.at(dist), 1e-6, 1e-6, "distance_embedding export"));
+  EXPECT_EQ(j["model_type"], "tisa_albert");
+  EXPECT_EQ(j["architectures"][0], "TisaAlbertForPreTraining");
+  EXPECT_EQ(j["auto_map"]["AutoModelForPreTraining"], "modeling_tisa_albert.TisaAlbertForPreTraining");
+  EXPECT_EQ(j["tisa_train"]["position"]["relative"], "shaw");
+  EXPECT_FALSE(j.contains("position_embedding_type"));
+  EXPECT_TRUE(tisa::test::file_exists(dir + "/modeling_tisa_albert.py"));
+  EXPECT_TRUE(tisa::test::file_exists(dir + "/configuration_tisa_albert.py"));
   auto again = tisa::model::load_hf_model(dir);
-  auto in = tisa::model::load_tensor_file(src + "/inputs.safetensors").tensors;
-  m.module().eval();
-  again.module().eval();
-  auto x = m.pretraining->forward(in.at("input_ids"), in.at("token_type_ids"), in.at("attention_mask"));
-  auto y = again.pretraining->forward(in.at("input_ids"), in.at("token_type_ids"), in.at("attention_mask"));
-  EXPECT_TRUE(close(x.prediction_logits, y.prediction_logits, 1e-5, 1e-5, "reloaded logits"));
+  auto a = tisa::model::state_dict(m.module()), b = tisa::model::state_dict(again.module());
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [n, t] : a) EXPECT_TRUE(torch::equal(t, b.at(n))) << n;
+}
+
+TEST(Albert, RemoteCodeConfigWithoutPositionBlockIsRefused) {
+  const auto dir = tisa::test::make_temp_dir("albert_nopos");
+  tisa::fs::write_file_atomic(dir + "/config.json",
+                              R"({"model_type": "tisa_albert", "architectures": ["TisaAlbertForPreTraining"]})");
+  try {
+    tisa::model::read_hf_config(dir);
+    FAIL() << "a tisa_albert config without tisa_train was accepted";
+  } catch (const tisa::Error& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find(dir + "/config.json"), std::string::npos) << w;
+    EXPECT_NE(w.find("tisa_train"), std::string::npos) << w;
+  }
+  tisa::fs::write_file_atomic(dir + "/config.json", R"({"model_type": "bert"})");
+  try {
+    tisa::model::read_hf_config(dir);
+    FAIL() << "model_type bert was accepted";
+  } catch (const tisa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model_type 'bert' is not supported"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Albert, ShawPerAttentionModuleIsSharedLikeTheLayerWeights) {
+  auto c = tiny(false, RelativeScheme::kShaw);
+  c.num_hidden_layers = 4;
+  c.num_hidden_groups = 2;
+  c.inner_group_num = 2;
+  c.position.shaw.per_layer = false;
+  c.position.shaw.per_attention_module = true;
+  tisa::model::AlbertForPreTraining m(c);
+  auto& enc = m->albert->encoder;
+  ASSERT_EQ(enc->schemes.size(), 4u);  // groups × inner layers, as HF relative_key's distance tables
+  // Layers 0, 1 use group 0 and layers 2, 3 group 1; inner layer j uses module group · 2 + j.
+  for (int64_t layer = 0; layer < 4; ++layer)
+    for (int64_t inner = 0; inner < 2; ++inner)
+      EXPECT_EQ(enc->scheme_for(layer, inner), enc->schemes[(layer / 2) * 2 + inner].get()) << layer << "," << inner;
+  EXPECT_EQ(tisa::model::positional_parameter_count(c), 4 * (2 * c.position.shaw.max_distance + 1) * (c.hidden_size / c.num_attention_heads));
+  c.position.shaw.per_layer = true;
+  EXPECT_THROW(tisa::model::AlbertForPreTraining{c}, tisa::Error);
 }
 
 TEST(Albert, StrictLoadingNamesTensors) {

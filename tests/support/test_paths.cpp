@@ -44,4 +44,35 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+std::string hf_python() {
+  if (const char* env = std::getenv("TISA_PYTHON"); env && *env) return env;
+  return TISA_PYTHON;
+}
+
+namespace {
+std::string hf_script() { return source_dir() + "/tests/hf/hf_interop.py"; }
+}  // namespace
+
+const std::string& hf_python_problem() {
+  static const std::string problem = [] {
+    const std::string py = hf_python();
+    if (py.empty() || !file_exists(py))
+      return "no Python with torch + transformers: set TISA_PYTHON or create ~/.cache/tisa-train/venv-torch2 "
+             "from scripts/requirements-torch2.txt (looked for '" + py + "')";
+    if (run("OMP_WAIT_POLICY=PASSIVE '" + py + "' '" + hf_script() + "' check > /dev/null 2>&1") != 0)
+      return "'" + py + "' cannot import torch, transformers and safetensors "
+             "(pip install -r scripts/requirements-torch2.txt)";
+    return std::string();
+  }();
+  return problem;
+}
+
+std::string run_hf_python(const std::string& args) {
+  const std::string log = make_temp_dir("hf_py") + "/log.txt";
+  const std::string cmd = "OMP_WAIT_POLICY=PASSIVE '" + hf_python() + "' '" + hf_script() + "' " + args + " > '" + log +
+                          "' 2>&1";
+  if (run(cmd) == 0) return "";
+  return cmd + "\n" + slurp(log);
+}
+
 }  // namespace tisa::test

@@ -25,7 +25,10 @@ SchemeModules make_shaw_schemes(const config::ModelConfig& c, int64_t layers) {
   const auto& s = c.position.shaw;
   SchemeModules out;
   const int64_t head_size = c.hidden_size / c.num_attention_heads;
-  for (int64_t i = 0; i < (s.per_layer ? layers : 1); ++i)
+  const int64_t count = scheme_follows_layer_sharing(c) ? c.num_hidden_groups * c.inner_group_num
+                        : s.per_layer                    ? layers
+                                                         : 1;
+  for (int64_t i = 0; i < count; ++i)
     out.push_back(std::make_shared<ShawImpl>(s.max_distance, head_size, s.values, c.initializer_range));
   return out;
 }
@@ -38,6 +41,10 @@ SchemeModules make_tisa_schemes(const config::ModelConfig& c, int64_t layers) {
   for (int64_t i = 0; i < (t.per_layer ? layers : 1); ++i)
     out.push_back(std::make_shared<TisaImpl>(c.num_attention_heads, t.kernels, init));
   return out;
+}
+
+bool scheme_follows_layer_sharing(const config::ModelConfig& c) {
+  return c.position.relative == config::RelativeScheme::kShaw && c.position.shaw.per_attention_module;
 }
 
 std::string relative_scheme_name(config::RelativeScheme scheme) {

@@ -1,0 +1,17 @@
+// Text files compiled into a binary by cmake/embed_text_files.cmake (name + content), e.g. the
+// Hugging Face remote-code files that model export writes next to config.json.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace tisa {
+
+struct EmbeddedFile {
+  const char* name;  // file name, no directory ("modeling_tisa_albert.py")
+  std::string text;  // the whole file
+};
+
+// src/model/hf_remote/*.py (the functions are generated; see CMakeLists.txt).
+const std::vector<EmbeddedFile>& hf_remote_code_files();
+
+}  // namespace tisa
