@@ -1,5 +1,6 @@
 // Text files compiled into a binary by cmake/embed_text_files.cmake (name + content), e.g. the
-// Hugging Face remote-code files that model export writes next to config.json.
+// Hugging Face remote-code files that model export writes next to config.json. The generated
+// accessor functions are declared where they are used (model/hf_remote_code.h).
 #pragma once
 #include <string>
 #include <vector>
@@ -10,8 +11,5 @@ struct EmbeddedFile {
   const char* name;  // file name, no directory ("modeling_tisa_albert.py")
   std::string text;  // the whole file
 };
-
-// src/model/hf_remote/*.py (the functions are generated; see CMakeLists.txt).
-const std::vector<EmbeddedFile>& hf_remote_code_files();
 
 }  // namespace tisa

@@ -3,7 +3,6 @@
 
 #include <filesystem>
 
-#include "common/embedded_file.h"
 #include "common/fs.h"
 
 namespace tisa::model {

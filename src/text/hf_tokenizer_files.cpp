@@ -34,6 +34,7 @@ std::string hf_tokenizer_config_json(const Tokenizer& tok, const HfTokenizerSett
   if (o.type == "sentencepiece") {
     // AlbertTokenizer: lowercases when do_lower_case, strips accents unless keep_accents.
     j["tokenizer_class"] = "AlbertTokenizer";
+    j["auto_map"] = {{"AutoTokenizer", json::array({"tokenization_tisa_albert.TisaAlbertTokenizer", nullptr})}};
     j["do_lower_case"] = o.lowercase;
     j["keep_accents"] = o.keep_accents;
     j["remove_space"] = true;
@@ -58,6 +59,8 @@ void write_hf_tokenizer_files(const std::string& dir, const Tokenizer& tok, cons
   const std::filesystem::path d(dir);
   fs::write_file_atomic((d / "tokenizer_config.json").string(), hf_tokenizer_config_json(tok, settings));
   fs::write_file_atomic((d / "special_tokens_map.json").string(), hf_special_tokens_map_json(tok));
+  if (settings.type == "sentencepiece")
+    for (const auto& file : hf_tokenizer_code_files()) fs::write_file_atomic((d / file.name).string(), file.text);
 }
 
 }  // namespace tisa::text

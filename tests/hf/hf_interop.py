@@ -155,7 +155,9 @@ def tokenize(directory, class_name, texts_path, out):
     import transformers
 
     cls = getattr(transformers, class_name)
-    tok = cls.from_pretrained(directory)
+    # AutoTokenizer in a remote-code model directory reads its config.json: allow the code there.
+    extra = {"trust_remote_code": True} if class_name == "AutoTokenizer" else {}
+    tok = cls.from_pretrained(directory, **extra)
     with open(texts_path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     if lines and lines[-1] == "":

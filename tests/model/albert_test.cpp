@@ -201,7 +201,8 @@ TEST(Albert, ShawPerAttentionModuleIsSharedLikeTheLayerWeights) {
   for (int64_t layer = 0; layer < 4; ++layer)
     for (int64_t inner = 0; inner < 2; ++inner)
       EXPECT_EQ(enc->scheme_for(layer, inner), enc->schemes[(layer / 2) * 2 + inner].get()) << layer << "," << inner;
-  EXPECT_EQ(tisa::model::positional_parameter_count(c), 4 * (2 * c.position.shaw.max_distance + 1) * (c.hidden_size / c.num_attention_heads));
+  // keys and values, per attention module
+  EXPECT_EQ(tisa::model::positional_parameter_count(c), 4 * 2 * (2 * c.position.shaw.max_distance + 1) * (c.hidden_size / c.num_attention_heads));
   c.position.shaw.per_layer = true;
   EXPECT_THROW(tisa::model::AlbertForPreTraining{c}, tisa::Error);
 }
