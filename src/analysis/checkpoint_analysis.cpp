@@ -96,6 +96,7 @@ Checkpoint load_checkpoint(const std::string& dir) {
         if (starts_with(name, std::string(type) + ".")) c.model_type = type;
   }
   if (c.model_type == "xlm-roberta" || c.model_type == "camembert") c.model_type = "roberta";
+  if (c.model_type == "tisa_albert") c.model_type = "albert";  // our remote-code export (HF ALBERT names)
   if (std::find(std::begin(kKnown), std::end(kKnown), c.model_type) == std::end(kKnown))
     throw Error(config_path + ": model_type '" + c.model_type +
                 "' is not supported by the analysis (expected albert, bert, roberta or electra)");

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""The Python side of tests/model/hf_interop_itest.cpp: runs exported model directories in the
-pinned `transformers` (scripts/requirements-torch2.txt) and writes what the C++ test compares.
+"""The Python side of tests/model/hf_interop_itest.cpp and tests/cli/hf_tokenizer_itest.cpp: runs
+exported model and tokenizer directories in the pinned `transformers`
+(scripts/requirements-torch2.txt) and writes what the C++ tests compare.
 
   hf_interop.py check
       exit 0 when torch, transformers and safetensors import (else the test skips).
   hf_interop.py remote DIR INPUTS OUT
       Loads DIR with AutoModelForPreTraining / AutoModelForSequenceClassification (from
-      config.json's architectures) and trust_remote_code=True, runs INPUTS (input_ids,
-      token_type_ids, attention_mask) in eval mode and writes OUT/outputs.safetensors
-      (prediction_logits + sop_logits or logits, last_hidden_state, pooler_output (AutoModel),
-      hidden_states.<i>), saves the model with save_pretrained into OUT/saved, then loads DIR with
-      plain AlbertForPreTraining / AlbertForSequenceClassification and writes OUT/plain.json
-      (raised, error, warnings = the transformers log records at WARNING and above) and, when it
-      loaded, OUT/plain_outputs.safetensors.
+      config.json's architectures) and with AutoModel, trust_remote_code=True, runs INPUTS
+      (input_ids, token_type_ids, attention_mask) in eval mode and writes OUT/outputs.safetensors
+      (prediction_logits + sop_logits or logits and hidden_states.<i> of the head model,
+      last_hidden_state and pooler_output of AutoModel's), saves the model with save_pretrained
+      into OUT/saved, then loads DIR with plain AlbertForPreTraining /
+      AlbertForSequenceClassification and writes OUT/plain.json (raised, error, warnings = the
+      transformers log records at WARNING and above) and, when it loaded,
+      OUT/plain_outputs.safetensors.
   hf_interop.py tokenize DIR CLASS TEXTS OUT
       Loads transformers.CLASS (AlbertTokenizer, BertTokenizerFast, AutoTokenizer, ...) from DIR
       and writes OUT: a first line {"class": ...}, then {"ids": [...]} per line of TEXTS (UTF-8,
@@ -41,7 +43,9 @@ def architecture(directory):
         return json.load(f)["architectures"][0]
 
 
-def outputs_of(model, inputs, out):
+def outputs_of(model, inputs, out, base=None):
+    """The head model's logits and hidden states; last_hidden_state and pooler_output from `base`
+    (the body alone, e.g. as AutoModel loads it; default model.albert)."""
     import torch
 
     with torch.no_grad():
@@ -52,10 +56,9 @@ def outputs_of(model, inputs, out):
             tensors[name] = getattr(r, name)
     for i, h in enumerate(r.hidden_states):
         tensors[f"hidden_states.{i}"] = h
-    tensors["last_hidden_state"] = r.hidden_states[-1]
-    # The body alone, as AutoModel loads it: pooler_output.
     with torch.no_grad():
-        body = model.albert(**inputs)
+        body = (base if base is not None else model.albert)(**inputs)
+    tensors["last_hidden_state"] = body.last_hidden_state
     tensors["pooler_output"] = body.pooler_output
     from safetensors.torch import save_file
 
@@ -73,14 +76,15 @@ class Records(logging.Handler):
 
 def remote(directory, inputs_path, out):
     import transformers
-    from transformers import AutoModelForPreTraining, AutoModelForSequenceClassification
+    from transformers import AutoModel, AutoModelForPreTraining, AutoModelForSequenceClassification
 
     os.makedirs(out, exist_ok=True)
     inputs = load_inputs(inputs_path)
     pretraining = architecture(directory).endswith("ForPreTraining")
     auto = AutoModelForPreTraining if pretraining else AutoModelForSequenceClassification
     model = auto.from_pretrained(directory, trust_remote_code=True).eval()
-    outputs_of(model, inputs, os.path.join(out, "outputs.safetensors"))
+    base = AutoModel.from_pretrained(directory, trust_remote_code=True).eval()
+    outputs_of(model, inputs, os.path.join(out, "outputs.safetensors"), base)
     model.save_pretrained(os.path.join(out, "saved"))
 
     # The plain ALBERT load a user might try: it must not succeed silently.
