@@ -320,7 +320,8 @@ TEST(HfRelativeKeyGolden, ExportMatchesTransformers430) {
     run_python("remote '" + work + "/exported' '" + src + "/inputs.safetensors' '" + work + "'");
     const auto hf = tisa::model::load_tensor_file(work + "/outputs.safetensors").tensors;
     for (const auto& [key, ref] : hf) {
-      if (golden.count(key)) EXPECT_TRUE(close(ref, golden.at(key), 1e-5, 1e-4, std::string("exported ") + key));
+      if (!golden.count(key)) continue;
+      EXPECT_TRUE(close(ref, golden.at(key), 1e-5, 1e-4, std::string("exported ") + key));
     }
   }
 }
