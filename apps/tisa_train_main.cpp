@@ -27,7 +27,7 @@ struct Subcommand {
 
 // The subcommand table: one line per command. Keep in step with src/cli_text/ and src/cli_nn/.
 constexpr Subcommand kSubcommands[] = {
-    {"tokenizer", "tisa-text", "train a tokenizer, encode text with one, or measure its speed (train, encode, bench)"},
+    {"tokenizer", "tisa-text", "train, use, export or time a tokenizer (train, encode, export-hf, bench)"},
     {"prepare", "tisa-text", "tokenise a corpus or GLUE task into a binary dataset (pretrain, glue)"},
     {"pretrain", "tisa-nn", "pretrain ALBERT with MLM + SOP from a YAML config"},
     {"glue", "tisa-nn", "fine-tune and evaluate on GLUE tasks, write leaderboard files"},

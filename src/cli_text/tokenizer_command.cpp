@@ -271,7 +271,8 @@ void add_bench(CLI::App* parent) {
 }  // namespace
 
 void add_tokenizer_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("tokenizer", "train a tokenizer, encode text with one, or measure its speed");
+  auto* cmd = app.add_subcommand(
+      "tokenizer", "train a tokenizer, encode text with one, write it for Hugging Face, or measure its speed");
   cmd->require_subcommand(1);
   add_train(cmd);
   add_encode(cmd);
