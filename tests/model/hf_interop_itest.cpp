@@ -1,8 +1,9 @@
 // Hugging Face round trips in the pinned transformers (scripts/requirements-torch2.txt), one test per
 // position scheme and head (issue 14):
-//   export (save_hf_model) → AutoModelFor….from_pretrained(dir, trust_remote_code=True) reproduces
-//   our prediction/SOP or classifier logits, pooler output and every hidden state within 1e-5 →
-//   HF's save_pretrained of it imports back with identical parameters and outputs;
+//   export (save_hf_model) → AutoModelFor….from_pretrained(dir, trust_remote_code=True) (and
+//   AutoModel) reproduces our prediction/SOP or classifier logits, pooler output and every hidden
+//   state within 1e-5 → HF's save_pretrained of it imports back with identical parameters and
+//   outputs, and `tisa-train model forward` on that directory matches transformers within 1e-5;
 //   a plain AlbertFor….from_pretrained(dir) of a non-ALBERT scheme is loud (raises, or warns about
 //   the model type and lists the scheme's parameters), and plain ALBERT directories load cleanly.
 // HF relative_key (transformers 4.30 layout, several groups and inner layers) imports exactly
@@ -13,6 +14,7 @@
 #include <torch/torch.h>
 
 #include <nlohmann/json.hpp>
+#include <iterator>
 #include <stdexcept>
 
 #include "close.h"
@@ -165,6 +167,16 @@ void check_round_trip(const std::string& dir, const TensorMap& in, const TensorM
     EXPECT_TRUE(torch::equal(t, b.at(n))) << n << " changed through save_pretrained";
   }
   expect_outputs_close(ours, forward(back, in), 1, 0.0, "re-imported");
+  // The issue's check, through the command line: `tisa-train model forward` on HF's directory.
+  const std::string cli_out = work + "/cli_outputs.safetensors";
+  ASSERT_EQ(tisa::test::run(tisa::test::bin_dir() + "/tisa-train model forward --all-outputs --model '" + work +
+                            "/saved' --inputs '" + work + "/inputs.safetensors' --output '" + cli_out + "' 2>/dev/null"),
+            0);
+  auto cli = tisa::model::load_tensor_file(cli_out).tensors;
+  for (auto it = cli.begin(); it != cli.end();)  // the outputs hf_interop.py does not write
+    it = (it->first.rfind("attentions.", 0) == 0 || it->first == "embedding_output") ? cli.erase(it) : std::next(it);
+  ASSERT_TRUE(cli.count("last_hidden_state") && (cli.count("logits") || cli.count("prediction_logits")));
+  expect_outputs_close(cli, hf, inner_group_num, 1e-5, "tisa-train model forward vs transformers");
 
   // 3. A plain ALBERT load is clean for plain directories and loud for every other scheme.
   const auto report = nlohmann::json::parse(tisa::test::slurp(work + "/plain.json"));
