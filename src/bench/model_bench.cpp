@@ -278,7 +278,7 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
   if (spec.eager_attention) model::set_attention_backend(*m, model::AttentionBackend::kEager);
   r.fused_attention = !spec.eager_attention && model::fused_attention_available() &&
                       m->albert->encoder->groups[0]->layers[0]->attention->uses_fused(
-                          m->albert->encoder->scheme_for(0), /*probs_requested=*/false);
+                          m->albert->encoder->scheme_for(0, 0), /*probs_requested=*/false);
   if (spec.gather_shaw) {
     if (spec.model.position.relative != config::RelativeScheme::kShaw)
       throw Error("bench: gather_shaw needs model.position.relative = shaw");

@@ -45,7 +45,7 @@ TEST_P(FusedAttention, TakenExactlyWhereAllowed) {
   const Variant& v = GetParam();
   tisa::model::AlbertModel model(tiny_model(v));
   auto& attention = *model->encoder->groups[0]->layers[0]->attention;
-  const auto* scheme = model->encoder->scheme_for(0);
+  const auto* scheme = model->encoder->scheme_for(0, 0);
   const bool available = tisa::model::fused_attention_available();
   EXPECT_EQ(attention.uses_fused(scheme, /*probs_requested=*/false), available && v.fused_expected) << v.name;
   EXPECT_FALSE(attention.uses_fused(scheme, /*probs_requested=*/true)) << v.name << ": probabilities need eager";
