@@ -22,6 +22,8 @@ std::string mapped_blas_path() {
     auto slash = line.find('/');
     if (slash == std::string::npos) continue;
     std::string path = line.substr(slash);
+    // cuBLAS/cuBLASLt (mapped by a CUDA-enabled LibTorch) are the GPU's, not the CPU BLAS.
+    if (path.find("cublas") != std::string::npos) continue;
     if (path.find("blas") != std::string::npos || path.find("mkl_") != std::string::npos) {
       // Prefer the BLAS implementation over helper libraries such as libcblas wrappers.
       if (found.empty() || path.find("libblas") != std::string::npos || path.find("openblas") != std::string::npos)
