@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -235,10 +236,12 @@ void run_bench(const BenchArgs& a) {
                         {"blas", info.blas_library},
                         {"intra_op_threads", at::get_num_threads()},
                         {"inter_op_threads", at::get_num_interop_threads()},
-                        {"omp_wait_policy", info.omp_wait_policy}};
+                        {"omp_wait_policy", info.omp_wait_policy},
+                        {"openblas_coretype", std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : ""}};
   std::ostream& os = a.json_path == "-" ? std::cerr : std::cout;
   os << "LibTorch " << TORCH_VERSION << ", BLAS " << info.blas_library << ", intra-op threads " << at::get_num_threads()
-     << ", OMP_WAIT_POLICY " << info.omp_wait_policy << "\n";
+     << ", OMP_WAIT_POLICY " << info.omp_wait_policy << ", OPENBLAS_CORETYPE "
+     << (std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)") << "\n";
 
   if (a.gemm) {
     nlohmann::json gemms = nlohmann::json::array();

@@ -1,6 +1,7 @@
 // `tisa-train version`: versions, the BLAS library in use and thread counts.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli_nn/commands.h"
 #include "tisa_build_info.h"
@@ -18,6 +19,8 @@ void add_version_command(CLI::App& app) {
                 info.blas_is_reference ? "   <-- reference BLAS: ~30x slower, install libopenblas0-openmp" : "");
     std::printf("threads          intra-op %d, inter-op %d\n", info.intra_op_threads, info.inter_op_threads);
     std::printf("OMP_WAIT_POLICY  %s\n", info.omp_wait_policy.c_str());
+    const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+    std::printf("OPENBLAS_CORETYPE %s\n", coretype ? coretype : "(unset: OpenBLAS detects the CPU)");
     std::printf("CUDA             %s\n", info.cuda_available ? "available" : "not available");
   });
 }
