@@ -126,8 +126,16 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
 }
 
 bool AlbertAttentionImpl::uses_fused(const RelativeSchemeImpl* scheme, bool probs_requested) const {
-  return backend == AttentionBackend::kAuto && fused_attention_available() && !probs_requested &&
-         !(scheme && scheme->has_output_term());
+  if (backend == AttentionBackend::kEager || !fused_attention_available() || probs_requested) return false;
+  if (scheme && scheme->has_output_term()) return false;
+  if (backend == AttentionBackend::kFused || !scheme) return true;
+  // kAuto: a bias that needs its gradient on the CPU stays eager (see AttentionBackend).
+  const bool bias_needs_gradient = torch::GradMode::is_enabled() && [&] {
+    for (const auto& p : scheme->parameters())
+      if (p.requires_grad()) return true;
+    return false;
+  }();
+  return !(bias_needs_gradient && !query->weight.is_cuda());
 }
 
 void set_attention_backend(torch::nn::Module& model, AttentionBackend backend) {

@@ -35,18 +35,6 @@ at::Tensor fused_attention(const at::Tensor& q, const at::Tensor& k, const at::T
                            double dropout_p) {
 #if TISA_HAS_SDPA
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  if (!q.is_cuda() && bias.requires_grad() && at::GradMode::is_enabled()) {
-    // A trainable bias (TISA, Shaw key-only, any learned bias scheme) on the CPU: LibTorch's CPU
-    // flash kernel gives no gradient for attn_mask, so SDPA falls back to its math path, which adds
-    // masking passes (isneginf / where / all over [B, H, L, L]) and dtype copies to the same
-    // products: measured at albert-base 2x512 bf16 train, 1 thread, TISA ran 18 % slower through it
-    // than through this explicit form (docs/perf/README.md). CUDA's memory-efficient kernel does
-    // give the bias gradient, so there SDPA stays.
-    auto logits = at::matmul(q, k.transpose(-1, -2)) * scale + bias;  // [B, H, L, L]
-    auto probs = at::softmax(logits, -1);
-    if (dropout_p > 0) probs = at::dropout(probs, dropout_p, /*train=*/true);
-    return at::matmul(probs.to(v.scalar_type()), v);
-  }
   // SDPA wants a float mask in the query's dtype (bf16 under autocast).
   const auto mask = bias.scalar_type() == q.scalar_type() ? bias : bias.to(q.scalar_type());
   return at::scaled_dot_product_attention(q, k.to(q.scalar_type()), v.to(q.scalar_type()), mask, dropout_p,

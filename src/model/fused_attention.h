@@ -1,8 +1,8 @@
 // Fused scaled-dot-product attention (at::scaled_dot_product_attention, LibTorch ≥ 2.1) for the
 // attention layers whose position term is an additive logit bias or nothing: the bias (padding
 // mask + scheme term) travels as SDPA's float attn_mask, and LibTorch picks its fastest kernel
-// (flash / memory-efficient on CUDA, flash on CPU when the bias needs no gradient). A bias that
-// needs a gradient on the CPU is computed explicitly instead (SDPA's math fallback is slower). Same result as the eager softmax(q·kᵀ/√d + bias)·v in value and gradients
+// (flash / memory-efficient on CUDA, flash on CPU when the bias needs no gradient, otherwise its
+// math path). Same result as the eager softmax(q·kᵀ/√d + bias)·v in value and gradients
 // (tests/model/fused_attention_test.cpp). On LibTorch 1.13 there is no SDPA: available() is false
 // and the attention keeps its eager path.
 #pragma once
@@ -11,9 +11,13 @@
 namespace tisa::model {
 
 // Which attention implementation a model's layers use. kAuto: fused where this LibTorch has SDPA
-// and the layer allows it (no Shaw value term, probabilities not requested); kEager: always the
-// explicit softmax (reference, analysis, A/B benchmarks).
-enum class AttentionBackend { kAuto, kEager };
+// and the layer allows it (no Shaw value term, probabilities not requested), except for a trainable
+// position bias on the CPU while gradients are recorded: LibTorch's CPU flash kernel gives no
+// attn_mask gradient, and its math fallback was slower and larger than the eager path (albert-base
+// 2x512 bf16 TISA: 18 % slower; Shaw key-only: +700 MiB; docs/perf/README.md). kFused: fused
+// wherever the layer allows it (tests of the path CUDA takes); kEager: always the explicit softmax
+// (reference, analysis, A/B benchmarks).
+enum class AttentionBackend { kAuto, kFused, kEager };
 
 // Whether this build of tisa-train was compiled against a LibTorch with SDPA.
 bool fused_attention_available();
