@@ -14,9 +14,9 @@ namespace tisa::model {
 // and the layer allows it (no Shaw value term, probabilities not requested), except for a trainable
 // position bias on the CPU while gradients are recorded: LibTorch's CPU flash kernel gives no
 // attn_mask gradient, and its math fallback was slower and larger than the eager path (albert-base
-// 2x512 bf16 TISA: 18 % slower; Shaw key-only: +700 MiB; docs/perf/README.md). kFused: fused
-// wherever the layer allows it (tests of the path CUDA takes); kEager: always the explicit softmax
-// (reference, analysis, A/B benchmarks).
+// 2x512: TISA bf16 18 % slower; Shaw key-only 766 vs 285 MiB over absolute; docs/perf/README.md).
+// kFused: fused wherever the layer allows it (tests of the path CUDA takes); kEager: always the
+// explicit softmax (reference, analysis, A/B benchmarks).
 enum class AttentionBackend { kAuto, kFused, kEager };
 
 // Whether this build of tisa-train was compiled against a LibTorch with SDPA.
