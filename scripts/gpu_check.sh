@@ -89,7 +89,7 @@ SETS=(--set data.dataset="$PWD/$W/dataset" --set model.vocab_size=4000 --set mod
 t=$SECONDS
 "$BIN/tisa-train" pretrain --config configs/pretrain/tiny.yaml --run-dir "$W/full" "${SETS[@]}" > "$W/full.log" 2>&1 \
   || { status=1; log "pretraining (100 updates) FAILED"; tail -20 "$W/full.log"; }
-log "pretraining: 100 updates on $DEVICE in $((SECONDS - t)) s; $(grep -o 'tokens/s[^,]*' "$W/full.log" | tail -1)"
+log "pretraining: 100 updates on $DEVICE in $((SECONDS - t)) s; last progress line: $(grep -o '[0-9]* tok/s' "$W/full.log" | tail -1)"
 rc=0; "$BIN/tisa-train" pretrain --config configs/pretrain/tiny.yaml --run-dir "$W/split" "${SETS[@]}" \
   --stop-after-step 50 > "$W/split1.log" 2>&1 || rc=$?
 [ "$rc" = 130 ] || { status=1; log "interrupted run: exit $rc, expected 130"; }
