@@ -24,6 +24,7 @@
 #include "glue/glue_model.h"
 #include "glue/glue_tasks.h"
 #include "glue/seed_summary.h"
+#include "train/checkpoint.h"
 #include "train/distributed.h"
 #include "train/runtime_info.h"
 
@@ -108,8 +109,22 @@ std::string resolve_task(const std::string& given, const std::string& model_dir)
   return name;
 }
 
-nlohmann::json run_one_task(const GlueRunOptions& opt, const std::string& task, const std::string& run_dir,
-                            std::string* leaderboard_source) {
+// One fine-tuning of `task` with `seed` into `seed_dir`; with --resume, a finished one is read back
+// and an unfinished one continues from its newest checkpoint (a fresh start when it has none).
+FinetuneResult run_one_seed(const GlueRunOptions& opt, FinetuneRequest req) {
+  if (opt.resume) {
+    if (auto done = read_finetune_result(req.run_dir)) {
+      spdlog::info("[glue] {} seed {}: finished earlier ({}/results.json)", req.task, req.seed, req.run_dir);
+      return *done;
+    }
+    req.resume = train::CheckpointStore((stdfs::path(req.run_dir) / "checkpoints").string()).latest_valid().has_value();
+  }
+  return run_finetune(req);
+}
+
+// Returns nullopt when a fine-tuning was interrupted (its checkpoint is saved).
+std::optional<nlohmann::json> run_one_task(const GlueRunOptions& opt, const std::string& task,
+                                           const std::string& run_dir, std::string* leaderboard_source) {
   std::string source;
   config::Config cfg = task_config(task, opt.config_path, opt.overrides, &source);
   cfg.glue.task = task;
@@ -137,7 +152,8 @@ nlohmann::json run_one_task(const GlueRunOptions& opt, const std::string& task, 
     req.config.training.seed = seed;
     req.seed = seed;
     req.run_dir = (stdfs::path(task_dir) / ("seed-" + std::to_string(seed))).string();
-    FinetuneResult r = run_finetune(req);
+    FinetuneResult r = run_one_seed(opt, req);
+    if (r.exit_code != kExitOk) return std::nullopt;
     runs.push_back(r.metrics);
     main_metric = r.main_metric;
     per_seed.push_back({{"seed", seed}, {"best_step", r.best_step}, {"metrics", r.metrics}, {"run_dir", req.run_dir}});
@@ -265,6 +281,7 @@ int run_glue_command(const GlueRunOptions& opt) {
   // [dist] ranks would pick different timestamps: several processes need an explicit --run-dir.
   const train::DistEnv dist_env = train::DistEnv::from_environment();
   const bool main_rank = dist_env.rank == 0;
+  if (opt.run_dir.empty() && opt.resume) throw Error("glue --resume: pass the --run-dir of the run to continue");
   if (opt.run_dir.empty() && dist_env.distributed())
     throw Error("glue: with several processes (WORLD_SIZE=" + std::to_string(dist_env.world_size) + ") pass --run-dir");
   const std::string run_dir = !opt.run_dir.empty() ? opt.run_dir
@@ -275,8 +292,9 @@ int run_glue_command(const GlueRunOptions& opt) {
   // the same folder stay (scripts/reproduce_paper.sh adds one task at a time).
   std::optional<RunDirectory> owner;
   if (main_rank) {
-    owner.emplace(run_dir, RunDirectory::Start::kNew);
-    for (const auto& task : tasks) owner->start_fresh(task, glue_task_layout(), opt.overwrite);
+    owner.emplace(run_dir, opt.resume ? RunDirectory::Start::kContinue : RunDirectory::Start::kNew);
+    if (!opt.resume)
+      for (const auto& task : tasks) owner->start_fresh(task, glue_task_layout(), opt.overwrite);
   }
   const std::string lb_dir = (stdfs::path(run_dir) / "leaderboard").string();
 
@@ -290,7 +308,9 @@ int run_glue_command(const GlueRunOptions& opt) {
   }
   for (const auto& task : tasks) {
     std::string best_run;
-    all_results["tasks"][task] = run_one_task(opt, task, run_dir, &best_run);
+    auto task_results = run_one_task(opt, task, run_dir, &best_run);
+    if (!task_results) return kExitInterrupted;  // checkpoint saved; `--resume` continues
+    all_results["tasks"][task] = *task_results;
     // Leaderboard files of the best seed, collected in one folder (AX.tsv comes with MNLI).
     const stdfs::path src = stdfs::path(best_run) / "leaderboard";
     if (!best_run.empty() && stdfs::is_directory(src) && main_rank) {  // [dist] rank 0 writes
