@@ -62,7 +62,8 @@ struct EvalRecord {
     try {
       r.best_step = j.at("best_step").get<int64_t>();
       if (r.best_step >= 0) r.best_value = j.at("best_value").get<double>();
-      r.best_metrics = j.at("best_metrics").get<std::map<std::string, double>>();
+      for (const auto& [name, value] : j.at("best_metrics").items())  // JSON writes NaN as null
+        r.best_metrics[name] = value.is_null() ? std::nan("") : value.get<double>();
       r.history = j.at("history");
       r.non_finite_steps = j.at("non_finite_steps").get<std::vector<int64_t>>();
     } catch (const std::exception& e) {
@@ -190,7 +191,8 @@ std::optional<FinetuneResult> read_finetune_result(const std::string& run_dir) {
     r.seed = j.at("seed").get<int64_t>();
     r.best_step = j.at("best_step").get<int64_t>();
     r.main_metric = j.at("main_metric").get<std::string>();
-    r.metrics = j.at("metrics").get<std::map<std::string, double>>();
+    for (const auto& [name, value] : j.at("metrics").items())  // JSON writes NaN as null
+      r.metrics[name] = value.is_null() ? std::nan("") : value.get<double>();
     r.best_dir = j.at("best_model").get<std::string>();
     r.leaderboard_files = j.at("leaderboard_files").get<std::vector<std::string>>();
     return r;

@@ -50,7 +50,9 @@ void load_weights(model::AlbertForPreTraining& model, const std::string& dir) {
 // logs, metrics, signals, NaN policy and checkpoints are the skeleton's (run_context.h).
 struct Run {
   Run(const config::Config& c, const PretrainRunOptions& o, RunContext& context)
-      : cfg(c), opt(o), ctx(context), device(context.device()), dist(&context.dist()) {}
+      : cfg(c), opt(o), ctx(context), device(context.device()) {
+    dist = &context.dist();
+  }
   const config::Config& cfg;
   const PretrainRunOptions& opt;
   RunContext& ctx;
@@ -95,7 +97,7 @@ bool run_loop(Run& run) {
   for (int64_t step = run.state.step; step < t.steps;) {
     std::vector<data::PretrainBatch> micro = next_micro_batches(run);  // `accumulation` batches [B, L]
     StepResult r = (*run.step_fn)(micro, step);                         // fwd + bwd + clip + update
-    const bool interrupted = reduce_step_result(*run.dist, r, interrupt_requested());  // [dist] mean over ranks
+    const bool interrupted = reduce_step_result(*run.dist, r, interrupt_requested());  // [dist] sum of the ranks' shares
     run.state.step = ++step;
     run.state.data_position = run.loader->position().to_json();
     handle_bad_step(run, r);                                            // skip NaN/Inf, stop after too many
