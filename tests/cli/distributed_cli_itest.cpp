@@ -215,7 +215,7 @@ TEST_F(DistributedCliITest, ExactGlobalBatchOnVariableLengthData) {
     std::vector<std::string> a = {test::bin_dir() + "/tisa-train", "pretrain", "--config",
                                   test::source_dir() + "/configs/pretrain/tiny.yaml", "--run-dir", dir};
     for (const std::string& set :
-         {"data.dataset=" + dataset, "data.workers=1", "training.batch_size=" + std::to_string(batch),
+         {"data.dataset=" + dataset, std::string("data.workers=1"), "training.batch_size=" + std::to_string(batch),
           "training.accumulation=" + std::to_string(accumulation), "training.steps=" + std::to_string(steps),
           std::string("training.log_interval=1"), std::string("training.eval_interval=0"),
           std::string("training.eval_batches=1"), std::string("training.checkpoint_interval=0"),
