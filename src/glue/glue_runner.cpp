@@ -185,32 +185,20 @@ std::optional<nlohmann::json> run_one_task(const GlueRunOptions& opt, const std:
 }  // namespace
 
 std::vector<std::string> builtin_task_defaults(const std::string& task) {
-  // ALBERT run_glue.sh (google-research/albert @557c37b6) and, for WNLI, the ALBERT paper's
-  // Table 14: lr, batch size, steps, warmup. Same numbers as configs/glue/<TASK>.yaml.
-  struct Row {
-    const char* task;
-    const char* lr;
-    int batch, steps, warmup;
-  };
-  static const Row kRows[] = {{"CoLA", "1e-5", 16, 5336, 320},   {"SST-2", "1e-5", 32, 20935, 1256},
-                              {"MRPC", "2e-5", 32, 800, 200},    {"STS-B", "2e-5", 16, 3598, 214},
-                              {"QQP", "5e-5", 128, 14000, 1000}, {"MNLI", "3e-5", 128, 10000, 1000},
-                              {"QNLI", "1e-5", 32, 33112, 1986}, {"RTE", "3e-5", 32, 800, 200},
-                              {"WNLI", "2e-5", 16, 2000, 250}};
-  const std::string name = glue_task(task).name;
-  for (const auto& r : kRows)
-    if (name == r.task)
-      return {"glue.task=" + name,
-              std::string("glue.lr=") + r.lr,
-              "glue.batch_size=" + std::to_string(r.batch),
-              "glue.steps=" + std::to_string(r.steps),
-              "glue.warmup_steps=" + std::to_string(r.warmup),
-              "glue.max_length=128",
-              "glue.weight_decay=0.01",
-              "glue.classifier_dropout=0.1",
-              "glue.eval_interval=0",
-              "glue.eval_batch_size=64"};
-  throw Error("no built-in GLUE defaults for task " + name);
+  // The task table's defaults (data/glue_tsv.cpp), the numbers of configs/glue/<TASK>.yaml.
+  const data::GlueTask& t = data::find_glue_task(glue_task(task).name);
+  char lr[32];
+  std::snprintf(lr, sizeof(lr), "%.17g", t.defaults.lr);  // round-trips exactly
+  return {"glue.task=" + t.name,
+          std::string("glue.lr=") + lr,
+          "glue.batch_size=" + std::to_string(t.defaults.batch_size),
+          "glue.steps=" + std::to_string(t.defaults.steps),
+          "glue.warmup_steps=" + std::to_string(t.defaults.warmup_steps),
+          "glue.max_length=128",
+          "glue.weight_decay=0.01",
+          "glue.classifier_dropout=0.1",
+          "glue.eval_interval=0",
+          "glue.eval_batch_size=64"};
 }
 
 config::Config task_config(const std::string& task, const std::string& config_path,
@@ -231,9 +219,9 @@ config::Config task_config(const std::string& task, const std::string& config_pa
 }
 
 bool task_data_present(const std::string& data_dir, const std::string& task) {
-  const stdfs::path dir = stdfs::path(data_dir) / glue_task(task).name;
-  const char* dev = glue_task(task).name == "MNLI" ? "dev_matched.tsv" : "dev.tsv";
-  return stdfs::is_regular_file(dir / "train.tsv") && stdfs::is_regular_file(dir / dev);
+  const data::GlueTask& t = data::find_glue_task(glue_task(task).name);
+  return stdfs::is_regular_file(data::glue_tsv_path(data_dir, t.name, "train")) &&
+         stdfs::is_regular_file(data::glue_tsv_path(data_dir, t.name, t.main_dev_split().name));
 }
 
 void prepare_task_data(const std::string& task, const std::string& data_dir, const std::string& input_tsv,
@@ -276,7 +264,7 @@ int run_glue_command(const GlueRunOptions& opt) {
     tasks.push_back(glue_task(opt.task).name);
     if (!task_data_present(opt.data_dir, tasks[0]))
       throw Error(opt.data_dir + "/" + tasks[0] + ": train.tsv and " +
-                  (tasks[0] == "MNLI" ? "dev_matched.tsv" : "dev.tsv") + " are needed to fine-tune " + tasks[0]);
+                  data::find_glue_task(tasks[0]).main_dev_split().file + " are needed to fine-tune " + tasks[0]);
   }
   // [dist] ranks would pick different timestamps: several processes need an explicit --run-dir.
   const train::DistEnv dist_env = train::DistEnv::from_environment();
