@@ -57,6 +57,9 @@ struct Run {
   const PretrainRunOptions& opt;
   RunContext& ctx;
   config::ModelConfig model_cfg;
+  config::Config resolved;      // cfg with the architecture of the start weights (config.yaml)
+  std::string resume_from;      // checkpoint folder when resuming, else ""
+  int64_t resume_step = 0;
   torch::Device device;
   std::string run_dir, dataset_dir;
   std::shared_ptr<const data::PretrainDataset> dataset;
@@ -158,36 +161,64 @@ PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunO
   return run.result;
 }
 
-void set_up(Run& run) {
-  const auto& cfg = run.cfg;
-  const auto& t = cfg.training;
-  warn_about_slow_runtime();
+// set_up() in four parts, in this order: where the weights come from (and so the architecture),
+// the data, the model with its optimiser and data parallelism, the state to start from.
+void choose_start(Run& run);
+void open_data(Run& run);
+void build_model(Run& run);
+void start_state_and_loader(Run& run);
 
-  // Where the weights come from decides the architecture (STYLE §8).
-  std::string resume_from;
-  int64_t resume_step = 0;
+void set_up(Run& run) {
+  warn_about_slow_runtime();
+  choose_start(run);
+  open_data(run);
+  build_model(run);
+  start_state_and_loader(run);
+  const auto& t = run.cfg.training;
+  int64_t n_params = 0;
+  for (const auto& p : run.model->parameters()) n_params += p.numel();
+  if (run.dist->enabled())
+    spdlog::info("[dist] {} processes ({}), global batch {} = {} per process x {} accumulation x {}",
+                 run.dist->world_size(), run.dist->backend_name(), t.batch_size * run.accumulation * run.dist->world_size(),
+                 t.batch_size, run.accumulation, run.dist->world_size());
+  spdlog::info("[train] run {}: {} parameters ({} positional), {} on {}, {} {} steps of {}x{} examples, seq {}",
+               run.run_dir, n_params, model::positional_parameter_count(run.model_cfg), run.optimizer->kind(),
+               run.device.str(), t.precision == config::Precision::kBf16 ? "bf16" : "fp32", t.steps, t.batch_size,
+               run.accumulation, run.cfg.data.max_seq_length);
+}
+
+// Where the weights come from decides the architecture (STYLE §8): the checkpoint to resume, the
+// --init folder, or the config. Writes the resolved config.yaml and opens the metrics stream.
+void choose_start(Run& run) {
+  const auto& cfg = run.cfg;
   run.model_cfg = cfg.model;
   if (run.opt.resume) {
     const CheckpointInfo latest =
         run.ctx.resume_point("start without --resume, or pass the --run-dir of the run to continue");
-    resume_from = latest.path;
-    resume_step = latest.step;
-    run.model_cfg = reconcile_model_config(model::read_hf_config(resume_from).model, cfg.model, resume_from);
+    run.resume_from = latest.path;
+    run.resume_step = latest.step;
+    run.model_cfg = reconcile_model_config(model::read_hf_config(run.resume_from).model, cfg.model, run.resume_from);
   } else if (!run.opt.init_dir.empty()) {
     run.model_cfg = reconcile_model_config(model::read_hf_config(run.opt.init_dir).model, cfg.model, run.opt.init_dir);
   }
-  config::Config resolved = cfg;
-  resolved.model = run.model_cfg;
+  run.resolved = cfg;
+  run.resolved.model = run.model_cfg;
   // Absolute, so that the run's config.yaml still finds the data when loaded from the run folder.
-  if (!resolved.data.dataset.empty()) resolved.data.dataset = stdfs::absolute(cfg.data.dataset).lexically_normal().string();
+  if (!cfg.data.dataset.empty())
+    run.resolved.data.dataset = stdfs::absolute(cfg.data.dataset).lexically_normal().string();
   const std::string run_config = run.run_dir + "/config.yaml";
-  if (!resume_from.empty() && fs::exists(run_config))
-    check_resume_settings(config::load_config(run_config), resolved, run_config);
-  if (run.dist->is_main()) config::write_resolved_config(resolved, run_config);
+  if (!run.resume_from.empty() && fs::exists(run_config))
+    check_resume_settings(config::load_config(run_config), run.resolved, run_config);
+  if (run.dist->is_main()) config::write_resolved_config(run.resolved, run_config);
   // The steps after the checkpoint are redone: their old records must not stay in the stream.
-  run.ctx.open_metrics(resume_from.empty() ? -1 : resume_step);
+  run.ctx.open_metrics(run.resume_from.empty() ? -1 : run.resume_step);
+}
 
-  // Data (SPEC §5): the dataset must fit the model's vocabulary and positions.
+// Data (SPEC §5): the dataset must fit the model's vocabulary; sizes that cannot fit in memory
+// are refused before anything is allocated.
+void open_data(Run& run) {
+  const auto& cfg = run.cfg;
+  const auto& t = cfg.training;
   if (cfg.data.dataset.empty()) throw Error("data.dataset: no dataset folder given (hint: run `tisa-train prepare pretrain` and set data.dataset)");
   run.dataset_dir = cfg.data.dataset;
   run.dataset = std::make_shared<const data::PretrainDataset>(cfg.data.dataset);
@@ -199,22 +230,25 @@ void set_up(Run& run) {
   auto examples = data::ExampleOptions::from_config(cfg.data, static_cast<uint64_t>(t.seed));
   run.train_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "train", examples);
   run.valid_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "valid", examples);
-
-  // Sizes that cannot fit are refused before anything is allocated. The weights are first built
-  // in host memory; the activations live on the CPU only when training there.
+  // The weights are first built in host memory; the activations live on the CPU only when
+  // training there.
   const auto need = estimate_training_memory(run.model_cfg, t.batch_size, cfg.data.max_seq_length,
                                              cfg.data.max_predictions_per_seq);
   MemoryEstimate host = need;
   if (run.device.is_cuda()) host.activation_bytes = 0, host.parameter_bytes = 4 * need.parameters;
   require_memory_fits(host, physical_memory_bytes(), "training.batch_size", t.batch_size, "data.max_seq_length",
                       cfg.data.max_seq_length);
+}
 
-  // Model, optimiser, schedule. Weights are initialised from the seed, then overwritten by
-  // --init or the checkpoint; the generator state is restored afterwards.
+// Model, optimiser, schedule, the update step and data parallelism. Weights are initialised from
+// the seed, then overwritten by --init or the checkpoint; the generator state is restored later.
+void build_model(Run& run) {
+  const auto& cfg = run.cfg;
+  const auto& t = cfg.training;
   torch::manual_seed(static_cast<uint64_t>(t.seed));
   run.model = model::AlbertForPreTraining(run.model_cfg);
   run.model->to(run.device);
-  if (!resume_from.empty()) load_weights(run.model, resume_from);
+  if (!run.resume_from.empty()) load_weights(run.model, run.resume_from);
   else if (!run.opt.init_dir.empty()) load_weights(run.model, run.opt.init_dir);
   optim::NamedParams params;
   for (const auto& p : run.model->named_parameters(true)) params.emplace_back(p.key(), p.value());
@@ -224,30 +258,36 @@ void set_up(Run& run) {
                                                run.device, t.precision);
   run.step_fn->loss_hook = run.opt.loss_hook;
   run.step_fn->dist = run.dist;  // [dist] counts of the whole update (update_step.h)
-  // [dist] every rank starts from rank 0's weights; gradients are averaged in buckets. The ranks
-  // must first agree on what they train (model, optimiser, data, schedule: the resolved config).
-  // (The dataset path may be mounted at different places on different machines: not compared.)
-  config::Config compared = resolved;
+  // [dist] every rank starts from rank 0's weights; gradients are summed in buckets (each rank's
+  // loss is its share of the update's mean). The ranks must first agree on what they train
+  // (model, optimiser, data, schedule: the resolved config). (The dataset path may be mounted at
+  // different places on different machines: not compared.)
+  config::Config compared = run.resolved;
   compared.data.dataset.clear();
   run.dist->require_same_on_all_ranks(fs::fnv1a64(config::dump_yaml(compared)), "the training settings");
-  if (run.dist->enabled()) {
-    std::vector<at::Tensor> state_tensors;
-    for (const auto& p : run.model->parameters()) state_tensors.push_back(p);
-    for (const auto& b : run.model->buffers()) state_tensors.push_back(b);
-    run.dist->broadcast_tensors(state_tensors);
-    run.reducer = std::make_unique<GradientReducer>(*run.dist, run.model->parameters(),
-                                                    GradientReducer::kDefaultBucketBytes, GradientReduction::kSum);
-    run.step_fn->reducer = run.reducer.get();
-  }
+  if (!run.dist->enabled()) return;
+  std::vector<at::Tensor> state_tensors;
+  for (const auto& p : run.model->parameters()) state_tensors.push_back(p);
+  for (const auto& b : run.model->buffers()) state_tensors.push_back(b);
+  run.dist->broadcast_tensors(state_tensors);
+  run.reducer = std::make_unique<GradientReducer>(*run.dist, run.model->parameters(),
+                                                  GradientReducer::kDefaultBucketBytes, GradientReduction::kSum);
+  run.step_fn->reducer = run.reducer.get();
+}
 
+// The checkpoint's optimiser state, training state and generators (on resume), the accumulation
+// that keeps the global batch, and the training loader at the data position to continue from.
+void start_state_and_loader(Run& run) {
+  const auto& cfg = run.cfg;
+  const auto& t = cfg.training;
   data::DataPosition start;
-  if (!resume_from.empty()) {
-    run.state = run.ctx.load_checkpoint(resume_from, *run.optimizer);  // optimiser, state, generators
+  if (!run.resume_from.empty()) {
+    run.state = run.ctx.load_checkpoint(run.resume_from, *run.optimizer);  // optimiser, state, generators
     start = data::DataPosition::from_json(run.state.data_position);
-    run.result.last_checkpoint = resume_from;
+    run.result.last_checkpoint = run.resume_from;
     if (run.state.last_eval_mlm_loss) run.last_eval_step = run.state.step;
-    spdlog::info("[train] resuming {} at step {} (data epoch {} index {})", resume_from, run.state.step, start.epoch,
-                 start.index);
+    spdlog::info("[train] resuming {} at step {} (data epoch {} index {})", run.resume_from, run.state.step,
+                 start.epoch, start.index);
   }
   data::LoaderOptions lo;
   lo.batch_size = t.batch_size;
@@ -255,19 +295,8 @@ void set_up(Run& run) {
   lo.prefetch_batches = cfg.data.prefetch_batches;
   lo.rank = run.dist->rank();  // [dist] this rank's shard
   lo.world_size = run.dist->world_size();
-  run.accumulation = resolve_accumulation(t, run.dist->world_size(), resume_from);
+  run.accumulation = resolve_accumulation(t, run.dist->world_size(), run.resume_from);
   run.loader = std::make_unique<data::PretrainBatchLoader>(run.train_examples, lo, start);
-
-  int64_t n_params = 0;
-  for (const auto& p : run.model->parameters()) n_params += p.numel();
-  if (run.dist->enabled())
-    spdlog::info("[dist] {} processes ({}), global batch {} = {} per process x {} accumulation x {}",
-                 run.dist->world_size(), run.dist->backend_name(), t.batch_size * run.accumulation * run.dist->world_size(),
-                 t.batch_size, run.accumulation, run.dist->world_size());
-  spdlog::info("[train] run {}: {} parameters ({} positional), {} on {}, {} {} steps of {}x{} examples, seq {}",
-               run.run_dir, n_params, model::positional_parameter_count(run.model_cfg), run.optimizer->kind(),
-               run.device.str(), t.precision == config::Precision::kBf16 ? "bf16" : "fp32", t.steps, t.batch_size,
-               run.accumulation, cfg.data.max_seq_length);
 }
 
 std::vector<data::PretrainBatch> next_micro_batches(Run& run) {
