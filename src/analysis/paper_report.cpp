@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "config/config_loader.h"
+#include "data/glue_tsv.h"
 #include "model/albert.h"
 #include "model/hf_checkpoint.h"
 
@@ -24,8 +25,6 @@ const std::vector<std::string> kPaperVariants = {"absolute", "absolute_tisa", "t
 
 namespace {
 
-// GLUE tasks in the order of the GLUE paper's table.
-const std::vector<std::string> kTaskOrder = {"CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI"};
 
 json read_json_file(const std::string& path) {
   try {
@@ -269,8 +268,8 @@ json collect_paper_results(const PaperReportOptions& options) {
   json list = json::array();
   for (const auto& v : variants) list.push_back(collect_variant(options.dir, v, task_set));
   std::vector<std::string> tasks;
-  for (const auto& t : kTaskOrder)
-    if (task_set.count(t)) tasks.push_back(t);
+  for (const auto& t : data::glue_tasks())  // the GLUE paper's order, as in the task table
+    if (task_set.count(t.name)) tasks.push_back(t.name);
   for (const auto& t : task_set)
     if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) tasks.push_back(t);
   out["tasks"] = tasks;
