@@ -138,8 +138,22 @@ ShawPath apply_scheme(const std::string& label, config::ModelConfig& m) {
     p.absolute = false;
     p.relative = config::RelativeScheme::kNone;
   } else {
-    throw Error("bench --scheme: unknown scheme '" + label +
-                "' (absolute, tisa, absolute+tisa, shaw, shaw-hf, none, naive-/gather-shaw, naive-/gather-shaw-hf)");
+    // Any other scheme of the registry, alone (`rope`) or with the learned table (`absolute+rope`).
+    const bool with_table = base.rfind("absolute+", 0) == 0;
+    const std::string name = with_table ? base.substr(9) : base;
+    bool found = false;
+    for (const auto& [n, value] : config::kRelativeSchemeNames)
+      if (name == n) {
+        p.relative = value;
+        found = true;
+      }
+    if (!found) {
+      std::string known;
+      for (const auto& [n, value] : config::kRelativeSchemeNames) known += std::string(", ") + n;
+      throw Error("bench --scheme: unknown scheme '" + label + "' (absolute, absolute+<scheme>, shaw-hf, " +
+                  "naive-/gather-shaw, naive-/gather-shaw-hf" + known + ")");
+    }
+    p.absolute = with_table;
   }
   if (impl != ShawPath::kModel && p.relative != config::RelativeScheme::kShaw)
     throw Error("bench --scheme: naive- and gather- apply to shaw and shaw-hf only, got '" + label + "'");

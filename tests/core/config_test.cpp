@@ -185,7 +185,8 @@ TEST(ConfigTest, UnknownEnumValueListsChoices) {
   auto dir = tisa::test::make_temp_dir("cfg");
   std::string path = write(dir, "a.yaml", "model:\n  position:\n    relative: tisaa\n");
   std::string msg = error_of([&] { load_config(path); });
-  EXPECT_HAS(msg, path + ":3:15: model.position.relative: unknown value 'tisaa' (expected one of: none, shaw, tisa); "
+  EXPECT_HAS(msg, path + ":3:15: model.position.relative: unknown value 'tisaa' (expected one of: none, shaw, tisa, rope, alibi, t5, "
+                         "fire, sinusoidal); "
                          "did you mean 'tisa'?");
   msg = error_of([] { tisa::config::config_from_overrides({"optimizer.type=sgd"}); });
   EXPECT_HAS(msg, "optimizer.type: unknown value 'sgd' (expected one of: lamb, adamw)");
