@@ -23,13 +23,14 @@ using NameTable = std::array<std::pair<const char*, Enum>, N>;
 // ---------------------------------------------------------------------------- model.position
 // The position scheme besides the learned absolute table. Each name is one scheme of
 // src/model/position/ (its file pair), built through the table in position/registry.cpp.
-enum class RelativeScheme { kNone, kShaw, kTisa, kRope, kAlibi, kT5, kFire, kSinusoidal };
-inline constexpr NameTable<RelativeScheme, 8> kRelativeSchemeNames{{{"none", RelativeScheme::kNone},
+enum class RelativeScheme { kNone, kShaw, kTisa, kRope, kAlibi, kT5, kKerpleLog, kFire, kSinusoidal };
+inline constexpr NameTable<RelativeScheme, 9> kRelativeSchemeNames{{{"none", RelativeScheme::kNone},
                                                                      {"shaw", RelativeScheme::kShaw},
                                                                      {"tisa", RelativeScheme::kTisa},
                                                                      {"rope", RelativeScheme::kRope},
                                                                      {"alibi", RelativeScheme::kAlibi},
                                                                      {"t5", RelativeScheme::kT5},
+                                                                     {"kerple_log", RelativeScheme::kKerpleLog},
                                                                      {"fire", RelativeScheme::kFire},
                                                                      {"sinusoidal", RelativeScheme::kSinusoidal}}};
 
@@ -124,7 +125,7 @@ struct PositionConfig {
   template <class V> void visit(V& v) {
     v.field("absolute", absolute, "learned absolute position embeddings");
     v.choice("relative", relative, kRelativeSchemeNames,
-             "position scheme besides the learned table: none, shaw, tisa, rope, alibi, t5, fire or "
+             "position scheme besides the learned table: none, shaw, tisa, rope, alibi, t5, kerple_log, fire or "
              "sinusoidal");
     v.choice("sharing", sharing, kPositionSharingNames,
              "position parameters per_layer (application), per_module (group x inner layer) or one for the model");

@@ -186,7 +186,7 @@ TEST(ConfigTest, UnknownEnumValueListsChoices) {
   std::string path = write(dir, "a.yaml", "model:\n  position:\n    relative: tisaa\n");
   std::string msg = error_of([&] { load_config(path); });
   EXPECT_HAS(msg, path + ":3:15: model.position.relative: unknown value 'tisaa' (expected one of: none, shaw, tisa, rope, alibi, t5, "
-                         "fire, sinusoidal); "
+                         "kerple_log, fire, sinusoidal); "
                          "did you mean 'tisa'?");
   msg = error_of([] { tisa::config::config_from_overrides({"optimizer.type=sgd"}); });
   EXPECT_HAS(msg, "optimizer.type: unknown value 'sgd' (expected one of: lamb, adamw)");

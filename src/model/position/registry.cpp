@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "model/position/alibi.h"
 #include "model/position/fire.h"
+#include "model/position/kerple_log.h"
 #include "model/position/rope.h"
 #include "model/position/shaw.h"
 #include "model/position/sinusoidal.h"
@@ -35,6 +36,7 @@ const Entry kSchemes[] = {
     {"t5", make_t5_scheme},
     {"fire", make_fire_scheme},
     {"sinusoidal", make_sinusoidal_scheme},
+    {"kerple_log", make_kerple_log_scheme},
 };
 
 const Entry& find_entry(const std::string& name) {
