@@ -125,8 +125,7 @@ struct PositionConfig {
   template <class V> void visit(V& v) {
     v.field("absolute", absolute, "learned absolute position embeddings");
     v.choice("relative", relative, kRelativeSchemeNames,
-             "position scheme besides the learned table: none, shaw, tisa, rope, alibi, t5, kerple_log, fire or "
-             "sinusoidal");
+             "position scheme besides the learned table (src/model/position/; none = no other term)");
     v.choice("sharing", sharing, kPositionSharingNames,
              "position parameters per_layer (application), per_module (group x inner layer) or one for the model");
     v.section("shaw", shaw, "settings of the shaw scheme");

@@ -39,7 +39,8 @@ TEST(PositionRegistry, EveryConfigNameHasAFactory) {
 }
 
 TEST(PositionRegistry, SharingMeansTheSameForEveryScheme) {
-  for (auto s : {RelativeScheme::kShaw, RelativeScheme::kTisa, RelativeScheme::kT5, RelativeScheme::kFire}) {
+  for (auto s : {RelativeScheme::kShaw, RelativeScheme::kTisa, RelativeScheme::kT5, RelativeScheme::kKerpleLog,
+                 RelativeScheme::kFire}) {
     const std::string name = tisa::model::relative_scheme_name(s);
     const int64_t applications = 4 * 2;
     EXPECT_EQ(tisa::model::make_configured_schemes(grouped(s, PositionSharing::kPerLayer)).size(), 8u) << name;

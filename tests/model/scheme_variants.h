@@ -31,6 +31,7 @@ inline const SchemeVariant kSchemeVariants[] = {
     {"absolute+rope", true, config::RelativeScheme::kRope, false, true},
     {"alibi", false, config::RelativeScheme::kAlibi, false, true},
     {"t5", false, config::RelativeScheme::kT5, false, true},
+    {"kerple_log", false, config::RelativeScheme::kKerpleLog, false, true},
     {"fire", false, config::RelativeScheme::kFire, false, true},
     {"sinusoidal", false, config::RelativeScheme::kSinusoidal, false, true},
 };

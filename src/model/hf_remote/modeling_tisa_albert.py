@@ -35,7 +35,7 @@ TISA_DEFAULTS = {"kernels": 5, "per_layer": True, "init_offset_std": 5.0, "init_
                  "init_amplitude_std": 0.01, "init_sharpness_mean": 0.1, "init_sharpness_std": 0.01}
 KNOWN_RELATIVE = ("none", "shaw", "tisa")
 # Schemes of tisa-train (src/model/position/) without a Python implementation here yet.
-NATIVE_ONLY = ("rope", "alibi", "t5", "fire", "sinusoidal")
+NATIVE_ONLY = ("rope", "alibi", "t5", "kerple_log", "fire", "sinusoidal")
 
 
 def _settings(position: dict, name: str, defaults: dict) -> dict:
