@@ -429,7 +429,8 @@ json analyze_checkpoint(const AnalyzeOptions& options) {
   result["absolute"] = has_table ? analyze_absolute(c, options.positions, options.out_dir, options.pictures) : json(nullptr);
   result["tisa"] = analyze_tisa(c, options.positions, options.out_dir, options.pictures);
   result["scheme"] = analyze_scheme(c, options.positions, options.out_dir, options.pictures);
-  if (!has_table && result["tisa"].is_null() && result["scheme"].is_null())
+  const bool scheme_drawn = result["scheme"].is_object() && result["scheme"].contains("modules");
+  if (!has_table && result["tisa"].is_null() && !scheme_drawn)
     throw Error(options.model_dir + "/model.safetensors: neither an absolute position table (" + c.prefix +
                 "embeddings.position_embeddings.weight) nor TISA parameters (albert.encoder.tisa.<layer>.*): nothing to analyse");
   fs::write_file_atomic(options.out_dir + "/analysis.json", result.dump(1) + "\n");

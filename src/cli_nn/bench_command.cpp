@@ -371,7 +371,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--config", args->config_path, "YAML config (model section used; default: albert-base sizes)");
   cmd->add_option("--set", args->overrides, "override a config key, e.g. --set model.hidden_size=256");
   cmd->add_option("--scheme", args->schemes,
-                  "position schemes, comma-separated: absolute, tisa, absolute+tisa, shaw, shaw-hf, none, naive-shaw, "
+                  "position schemes, comma-separated: absolute, any scheme of model.position.relative (tisa, shaw, "
+                  "rope, alibi, t5, kerple_log, fire, sinusoidal, none), absolute+<scheme>, shaw-hf, naive-shaw, "
                   "naive-shaw-hf, gather-shaw, gather-shaw-hf");
   cmd->add_option("--mode", args->modes, "train (forward+backward+optimiser) and/or forward, comma-separated");
   cmd->add_option("--shape", args->shapes, "BATCHxSEQ list, e.g. 8x128,2x512")->check(kShapeList);
