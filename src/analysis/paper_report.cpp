@@ -16,12 +16,14 @@
 #include "data/glue_tsv.h"
 #include "model/albert.h"
 #include "model/hf_checkpoint.h"
+#include "model/position/registry.h"
 
 namespace tisa::analysis {
 namespace stdfs = std::filesystem;
 using nlohmann::json;
 
-const std::vector<std::string> kPaperVariants = {"absolute", "absolute_tisa", "tisa", "shaw", "none"};
+const std::vector<std::string> kPaperVariants = {"absolute", "absolute_tisa", "tisa", "shaw", "none",
+                                                 "rope", "alibi", "t5", "kerple_log", "fire", "sinusoidal"};
 
 namespace {
 
@@ -49,23 +51,8 @@ std::vector<std::string> discover_variants(const std::string& dir) {
   return out;
 }
 
-// "absolute + tisa (S=5 per layer)" etc.
-std::string describe_position(const config::ModelConfig& m) {
-  std::vector<std::string> parts;
-  if (m.position.absolute) parts.push_back("absolute (P=" + std::to_string(m.max_position_embeddings) + ")");
-  if (m.position.relative == config::RelativeScheme::kTisa) {
-    const auto& t = m.position.tisa;
-    parts.push_back("tisa (S=" + std::to_string(t.kernels) + (t.per_layer ? ", per layer)" : ", shared)"));
-  } else if (m.position.relative == config::RelativeScheme::kShaw) {
-    const auto& s = m.position.shaw;
-    parts.push_back("shaw (k=" + std::to_string(s.max_distance) + (s.values ? ", keys+values" : ", keys") +
-                    (s.per_attention_module ? ", per attention module)" : s.per_layer ? ", per layer)" : ", shared)"));
-  }
-  if (parts.empty()) return "none";
-  std::string out = parts[0];
-  for (size_t i = 1; i < parts.size(); ++i) out += " + " + parts[i];
-  return out;
-}
+// "absolute (P=512) + tisa (S=5, per layer)" etc.: asked of the schemes (model/position/registry.h).
+std::string describe_position(const config::ModelConfig& m) { return model::describe_position(m); }
 
 // The model config of a variant: the final model's config.json, else the run's config.yaml.
 bool variant_model_config(const std::string& run_dir, config::ModelConfig& out, std::string& source) {
