@@ -5,7 +5,7 @@
 # the MLM loss at 1x, 2x and 4x the training length, and write the results table.
 #
 #   scripts/reproduce_paper.sh --scale smoke|small|base --glue-dir DIR [--corpus FILE...]
-#       [--out DIR] [--seeds 1,2,3] [--variants absolute,absolute_tisa,tisa,shaw,none]
+#       [--out DIR] [--seeds 1,2,3] [--variants absolute,absolute_tisa,tisa,shaw,none,rope,alibi,t5,kerple_log,fire,sinusoidal]
 #       [--tasks RTE,MRPC] [--set KEY=VALUE]... [--bin DIR]
 #
 # Stages (each writes OUT/stages/<stage>.done only after it succeeded, so a second call resumes
@@ -25,7 +25,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-ALL_VARIANTS="absolute,absolute_tisa,tisa,shaw,none"
+ALL_VARIANTS="absolute,absolute_tisa,tisa,shaw,none,rope,alibi,t5,kerple_log,fire,sinusoidal"
 GLUE_TASKS=(CoLA SST-2 MRPC STS-B QQP MNLI QNLI RTE WNLI)
 
 usage() {

@@ -28,6 +28,8 @@
 #include "analysis/invariance.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "model/hf_checkpoint.h"
+#include "model/position/registry.h"
 #include "model/weight_check.h"
 #include "model/tensor_io.h"
 #include "plot/svg.h"
@@ -359,6 +361,57 @@ json analyze_tisa(const Checkpoint& c, int64_t positions, const std::string& out
   return j;
 }
 
+// Any other learned or fixed scheme whose term depends on j − i only (t5, alibi, kerple_log, fire
+// below its threshold): the modules are built from the checkpoint's config (model/position/
+// registry.h), loaded from albert.encoder.<scheme>.<i>.*, and asked for their position term per
+// head against j − i (offset_profile). TISA keeps its own part above.
+json analyze_scheme(const Checkpoint& c, int64_t positions, const std::string& out, bool pictures) {
+  if (!c.config.contains("tisa_train")) return nullptr;
+  const config::ModelConfig m = model::read_hf_config(c.dir).model;
+  if (m.position.relative == config::RelativeScheme::kTisa) return nullptr;
+  const std::string name = model::relative_scheme_name(m.position.relative);
+  auto modules = model::make_configured_schemes(m);
+  if (modules.empty()) return nullptr;
+  if (!modules[0]->offset_profile(2).defined())
+    return json{{"scheme", name},
+                {"note", name + "'s term is not a function of j − i alone (content-dependent or embedding-side): not drawn"}};
+  for (size_t i = 0; i < modules.size(); ++i)
+    for (auto& p : modules[i]->named_parameters()) {
+      const std::string key = c.prefix + "encoder." + name + "." + std::to_string(i) + "." + p.key();
+      auto it = c.tensors.find(key);
+      if (it == c.tensors.end()) throw Error(c.dir + "/model.safetensors: tensor '" + key + "' not found");
+      p.value().copy_(c.checked(key, it->second));
+    }
+  const int64_t n = positions > 0 ? positions : c.config_int("max_position_embeddings", 512);
+  std::vector<double> r;
+  for (int64_t k = -(n - 1); k <= n - 1; ++k) r.push_back(static_cast<double>(k));
+  json j;
+  j["scheme"] = name;
+  j["description"] = model::describe_position(m);
+  j["length"] = n;
+  json list = json::array();
+  plot::Figure fig;
+  fig.title = name + ": position term per head against r = j − i";
+  fig.columns = static_cast<int>(std::min<size_t>(3, modules.size()));
+  fig.panel_width = 520;
+  fig.panel_height = 340;
+  for (size_t i = 0; i < modules.size(); ++i) {
+    at::Tensor f = modules[i]->offset_profile(n);  // [H, 2n−1]
+    list.push_back({{"module", i}, {"f", to_json_matrix(f)}});
+    plot::LineChart chart;
+    chart.title = "module " + std::to_string(i);
+    chart.x_label = "offset r = j − i";
+    chart.y_label = "bias";
+    for (int64_t h = 0; h < f.size(0); ++h)
+      chart.series.push_back({"head " + std::to_string(h), r, to_vector(f[h]), "", h >= 10});
+    fig.panels.push_back(std::move(chart));
+  }
+  j["modules"] = list;
+  spdlog::info("[analysis] {}: {} module(s), position term against j − i", name, modules.size());
+  if (pictures) plot::write_svg(out + "/" + name + "_profile.svg", fig);
+  return j;
+}
+
 }  // namespace
 
 json analyze_checkpoint(const AnalyzeOptions& options) {
@@ -375,7 +428,9 @@ json analyze_checkpoint(const AnalyzeOptions& options) {
   bool has_table = c.find("embeddings.position_embeddings.weight") != nullptr;
   result["absolute"] = has_table ? analyze_absolute(c, options.positions, options.out_dir, options.pictures) : json(nullptr);
   result["tisa"] = analyze_tisa(c, options.positions, options.out_dir, options.pictures);
-  if (!has_table && result["tisa"].is_null())
+  result["scheme"] = analyze_scheme(c, options.positions, options.out_dir, options.pictures);
+  const bool scheme_drawn = result["scheme"].is_object() && result["scheme"].contains("modules");
+  if (!has_table && result["tisa"].is_null() && !scheme_drawn)
     throw Error(options.model_dir + "/model.safetensors: neither an absolute position table (" + c.prefix +
                 "embeddings.position_embeddings.weight) nor TISA parameters (albert.encoder.tisa.<layer>.*): nothing to analyse");
   fs::write_file_atomic(options.out_dir + "/analysis.json", result.dump(1) + "\n");

@@ -13,19 +13,20 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "config/config_loader.h"
+#include "data/glue_tsv.h"
 #include "model/albert.h"
 #include "model/hf_checkpoint.h"
+#include "model/position/registry.h"
 
 namespace tisa::analysis {
 namespace stdfs = std::filesystem;
 using nlohmann::json;
 
-const std::vector<std::string> kPaperVariants = {"absolute", "absolute_tisa", "tisa", "shaw", "none"};
+const std::vector<std::string> kPaperVariants = {"absolute", "absolute_tisa", "tisa", "shaw", "none",
+                                                 "rope", "alibi", "t5", "kerple_log", "fire", "sinusoidal"};
 
 namespace {
 
-// GLUE tasks in the order of the GLUE paper's table.
-const std::vector<std::string> kTaskOrder = {"CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI"};
 
 json read_json_file(const std::string& path) {
   try {
@@ -50,23 +51,8 @@ std::vector<std::string> discover_variants(const std::string& dir) {
   return out;
 }
 
-// "absolute + tisa (S=5 per layer)" etc.
-std::string describe_position(const config::ModelConfig& m) {
-  std::vector<std::string> parts;
-  if (m.position.absolute) parts.push_back("absolute (P=" + std::to_string(m.max_position_embeddings) + ")");
-  if (m.position.relative == config::RelativeScheme::kTisa) {
-    const auto& t = m.position.tisa;
-    parts.push_back("tisa (S=" + std::to_string(t.kernels) + (t.per_layer ? ", per layer)" : ", shared)"));
-  } else if (m.position.relative == config::RelativeScheme::kShaw) {
-    const auto& s = m.position.shaw;
-    parts.push_back("shaw (k=" + std::to_string(s.max_distance) + (s.values ? ", keys+values" : ", keys") +
-                    (s.per_attention_module ? ", per attention module)" : s.per_layer ? ", per layer)" : ", shared)"));
-  }
-  if (parts.empty()) return "none";
-  std::string out = parts[0];
-  for (size_t i = 1; i < parts.size(); ++i) out += " + " + parts[i];
-  return out;
-}
+// "absolute (P=512) + tisa (S=5, per layer)" etc.: asked of the schemes (model/position/registry.h).
+std::string describe_position(const config::ModelConfig& m) { return model::describe_position(m); }
 
 // The model config of a variant: the final model's config.json, else the run's config.yaml.
 bool variant_model_config(const std::string& run_dir, config::ModelConfig& out, std::string& source) {
@@ -269,8 +255,8 @@ json collect_paper_results(const PaperReportOptions& options) {
   json list = json::array();
   for (const auto& v : variants) list.push_back(collect_variant(options.dir, v, task_set));
   std::vector<std::string> tasks;
-  for (const auto& t : kTaskOrder)
-    if (task_set.count(t)) tasks.push_back(t);
+  for (const auto& t : data::glue_tasks())  // the GLUE paper's order, as in the task table
+    if (task_set.count(t.name)) tasks.push_back(t.name);
   for (const auto& t : task_set)
     if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) tasks.push_back(t);
   out["tasks"] = tasks;

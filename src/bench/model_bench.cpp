@@ -19,6 +19,7 @@
 #include "common/fs.h"
 #include "config/config_loader.h"
 #include "model/albert.h"
+#include "model/position/registry.h"
 #include "model/position/shaw.h"
 #include "optim/optimizer.h"
 #include "model/autocast.h"
@@ -248,7 +249,11 @@ double model_flops(const ModelBenchSpec& spec) {
   const int64_t masked = spec.masked_per_seq < 0 ? default_masked(spec.seq) : spec.masked_per_seq;
   const double predicted = spec.mlm_all_positions ? tokens : B * static_cast<double>(masked);
   const double heads = 2.0 * predicted * (H * E + E * V) + 2.0 * B * (H * H + 2.0 * H);
-  const double forward = 2.0 * tokens * E * H + applications * per_layer + heads;
+  // The position scheme's own terms, asked of it (model/position/registry.h).
+  const double scheme = c.position.relative == config::RelativeScheme::kNone
+                            ? 0.0
+                            : model::scheme_flops(c, spec.batch, spec.seq);
+  const double forward = 2.0 * tokens * E * H + applications * per_layer + heads + scheme;
   return spec.mode == "train" ? 3.0 * forward : forward;
 }
 

@@ -139,8 +139,22 @@ ShawPath apply_scheme(const std::string& label, config::ModelConfig& m) {
     p.absolute = false;
     p.relative = config::RelativeScheme::kNone;
   } else {
-    throw Error("bench --scheme: unknown scheme '" + label +
-                "' (absolute, tisa, absolute+tisa, shaw, shaw-hf, none, naive-/gather-shaw, naive-/gather-shaw-hf)");
+    // Any other scheme of the registry, alone (`rope`) or with the learned table (`absolute+rope`).
+    const bool with_table = base.rfind("absolute+", 0) == 0;
+    const std::string name = with_table ? base.substr(9) : base;
+    bool found = false;
+    for (const auto& [n, value] : config::kRelativeSchemeNames)
+      if (name == n) {
+        p.relative = value;
+        found = true;
+      }
+    if (!found) {
+      std::string known;
+      for (const auto& [n, value] : config::kRelativeSchemeNames) known += std::string(", ") + n;
+      throw Error("bench --scheme: unknown scheme '" + label + "' (absolute, absolute+<scheme>, shaw-hf, " +
+                  "naive-/gather-shaw, naive-/gather-shaw-hf" + known + ")");
+    }
+    p.absolute = with_table;
   }
   if (impl != ShawPath::kModel && p.relative != config::RelativeScheme::kShaw)
     throw Error("bench --scheme: naive- and gather- apply to shaw and shaw-hf only, got '" + label + "'");
@@ -360,7 +374,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--config", args->config_path, "YAML config (model section used; default: albert-base sizes)");
   cmd->add_option("--set", args->overrides, "override a config key, e.g. --set model.hidden_size=256");
   cmd->add_option("--scheme", args->schemes,
-                  "position schemes, comma-separated: absolute, tisa, absolute+tisa, shaw, shaw-hf, none, naive-shaw, "
+                  "position schemes, comma-separated: absolute, any scheme of model.position.relative (tisa, shaw, "
+                  "rope, alibi, t5, kerple_log, fire, sinusoidal, none), absolute+<scheme>, shaw-hf, naive-shaw, "
                   "naive-shaw-hf, gather-shaw, gather-shaw-hf");
   cmd->add_option("--mode", args->modes, "train (forward+backward+optimiser) and/or forward, comma-separated");
   cmd->add_option("--shape", args->shapes, "BATCHxSEQ list, e.g. 8x128,2x512")->check(kShapeList);

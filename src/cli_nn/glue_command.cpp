@@ -1,6 +1,10 @@
 // `tisa-train glue`: fine-tune and evaluate on one GLUE task or all of them (src/glue/glue_runner.h).
+// Exit code 130 after SIGINT/SIGTERM (a checkpoint was saved; continue with --resume).
 #include <CLI/CLI.hpp>
 
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
 #include <sstream>
 
 #include "cli_nn/commands.h"
@@ -23,7 +27,12 @@ void add_glue_command(CLI::App& app) {
   cmd->add_option("--config", opt->config_path, "YAML config (default: configs/glue/<TASK>.yaml)");
   cmd->add_option("--set", opt->overrides, "override a config key, e.g. --set glue.lr=2e-5 (repeatable)");
   cmd->add_option("--run-dir", opt->run_dir, "output folder (default: runs/glue-<date>-<time>)");
-  cmd->add_flag("--overwrite", opt->overwrite, "replace the results of these tasks already in --run-dir");
+  auto* overwrite =
+      cmd->add_flag("--overwrite", opt->overwrite, "replace the results of these tasks already in --run-dir");
+  cmd->add_flag("--resume", opt->resume,
+                "continue the run in --run-dir (after Ctrl-C or a crash): finished seeds are kept, unfinished "
+                "ones continue from their newest checkpoint")
+      ->excludes(overwrite);
   cmd->add_option("--seeds", *seeds, "comma-separated seeds, e.g. 1,2,3 (default: training.seed)");
   cmd->callback([opt, seeds] {
     std::stringstream ss(*seeds);
@@ -40,6 +49,10 @@ void add_glue_command(CLI::App& app) {
       }
     }
     int rc = glue::run_glue_command(*opt);
+    if (rc == kExitInterrupted) {  // a checkpoint was saved (message logged), as `pretrain` does
+      spdlog::default_logger()->flush();
+      std::exit(rc);
+    }
     if (rc != 0) throw CLI::RuntimeError(rc);
   });
 }

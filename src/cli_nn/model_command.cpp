@@ -136,14 +136,11 @@ double encoder_flops_per_token(const config::ModelConfig& c, int64_t T) {
   const double layers = static_cast<double>(c.num_hidden_layers * c.inner_group_num);
   double per_layer = 2 * (4 * H * H + 2 * H * I)  // q, k, v, dense; ffn, ffn_output
                      + 2 * 2 * T * H;             // q·kᵀ and α·v
-  const auto& p = c.position;
-  if (p.relative == config::RelativeScheme::kShaw) {
-    const double w = std::min<double>(p.shaw.max_distance, T - 1);
-    per_layer += 2 * A * (2 * w + 1) * d * (p.shaw.values ? 2 : 1);
-  } else if (p.relative == config::RelativeScheme::kTisa) {
-    per_layer += A * T;  // adding the bias (the bias itself is per forward, not per token)
-  }
-  return 2 * E * H + layers * per_layer;
+  (void)A;
+  (void)d;
+  // The scheme's own terms, asked of it (one sequence of T tokens, every layer application).
+  const double scheme = model::scheme_flops(c, 1, T) / static_cast<double>(T);
+  return 2 * E * H + layers * per_layer + scheme;
 }
 
 void run_summary(const std::string& config_path, const std::vector<std::string>& overrides, int64_t seq_length) {
@@ -153,14 +150,15 @@ void run_summary(const std::string& config_path, const std::vector<std::string>&
   model::AlbertForPreTraining net(c);
   std::map<std::string, int64_t> groups;
   int64_t total = 0;
+  const std::string scheme = model::relative_scheme_name(c.position.relative);
+  const std::string scheme_prefix = "albert.encoder." + scheme + ".";
   for (const auto& p : net->named_parameters(true)) {
     const std::string& n = p.key();
     std::string g;
     if (n.rfind("albert.embeddings.", 0) == 0) g = "embeddings";
     else if (n.rfind("albert.encoder.embedding_hidden_mapping_in", 0) == 0) g = "embedding projection";
     else if (n.rfind("albert.encoder.albert_layer_groups", 0) == 0) g = "shared layers";
-    else if (n.rfind("albert.encoder.tisa", 0) == 0) g = "tisa";
-    else if (n.rfind("albert.encoder.shaw", 0) == 0) g = "shaw";
+    else if (n.rfind(scheme_prefix, 0) == 0) g = "position scheme (" + scheme + ")";
     else if (n.rfind("albert.pooler", 0) == 0) g = "pooler";
     else if (n.rfind("predictions.", 0) == 0) g = "MLM head (decoder tied)";
     else g = "SOP head";
@@ -171,12 +169,13 @@ void run_summary(const std::string& config_path, const std::vector<std::string>&
               (long)c.embedding_size, (long)c.hidden_size, (long)c.num_hidden_layers, (long)c.num_hidden_groups,
               (long)c.inner_group_num, (long)c.num_attention_heads, (long)c.intermediate_size,
               (long)c.max_position_embeddings);
-  std::printf("position: absolute %s, relative %s\n", c.position.absolute ? "yes" : "no",
-              model::relative_scheme_name(c.position.relative).c_str());
+  std::printf("position: %s\n", model::describe_position(c).c_str());
   std::printf("%-26s %14s\n", "parameters", "count");
   for (const auto& [g, n] : groups) std::printf("%-26s %14ld\n", g.c_str(), (long)n);
   std::printf("%-26s %14ld\n", "total", (long)total);
   std::printf("%-26s %14ld\n", "positional (paper table)", (long)model::positional_parameter_count(c));
+  std::printf("position scheme FLOPs at T=%ld (forward, one sequence, all layers): %.4g\n", (long)seq_length,
+              model::scheme_flops(c, 1, seq_length));
   const double f = encoder_flops_per_token(c, seq_length);
   std::printf("encoder forward FLOPs/token at T=%ld: %.4g (training ≈ 3× = %.4g; MLM head per predicted token %.4g)\n",
               (long)seq_length, f, 3 * f, 2.0 * (c.hidden_size * c.embedding_size + c.embedding_size * c.vocab_size));

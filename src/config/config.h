@@ -21,18 +21,38 @@ template <typename Enum, size_t N>
 using NameTable = std::array<std::pair<const char*, Enum>, N>;
 
 // ---------------------------------------------------------------------------- model.position
-enum class RelativeScheme { kNone, kShaw, kTisa };
-inline constexpr NameTable<RelativeScheme, 3> kRelativeSchemeNames{
-    {{"none", RelativeScheme::kNone}, {"shaw", RelativeScheme::kShaw}, {"tisa", RelativeScheme::kTisa}}};
+// The position scheme besides the learned absolute table. Each name is one scheme of
+// src/model/position/ (its file pair), built through the table in position/registry.cpp.
+enum class RelativeScheme { kNone, kShaw, kTisa, kRope, kAlibi, kT5, kKerpleLog, kFire, kSinusoidal };
+inline constexpr NameTable<RelativeScheme, 9> kRelativeSchemeNames{{{"none", RelativeScheme::kNone},
+                                                                     {"shaw", RelativeScheme::kShaw},
+                                                                     {"tisa", RelativeScheme::kTisa},
+                                                                     {"rope", RelativeScheme::kRope},
+                                                                     {"alibi", RelativeScheme::kAlibi},
+                                                                     {"t5", RelativeScheme::kT5},
+                                                                     {"kerple_log", RelativeScheme::kKerpleLog},
+                                                                     {"fire", RelativeScheme::kFire},
+                                                                     {"sinusoidal", RelativeScheme::kSinusoidal}}};
+
+// How many sets of position parameters a model has (the same meaning for every scheme with
+// parameters; parameter-free schemes always have one module):
+//   per_layer  — one per layer application (num_hidden_layers × inner_group_num), as the TISA paper;
+//   per_module — one per attention module (num_hidden_groups × inner_group_num), reused wherever
+//                ALBERT reuses that module's weights (HF relative_key's layout);
+//   model      — one set shared by every layer.
+enum class PositionSharing { kPerLayer, kPerModule, kModel };
+inline constexpr NameTable<PositionSharing, 3> kPositionSharingNames{
+    {{"per_layer", PositionSharing::kPerLayer}, {"per_module", PositionSharing::kPerModule},
+     {"model", PositionSharing::kModel}}};
 
 // Shaw et al. relative positions (SPEC §2).
 struct ShawConfig {
   int64_t max_distance = 16;  // clip distance k: offsets beyond ±k share a row
   bool values = true;         // also add aV to the values (false = keys only, as HF relative_key)
-  bool per_layer = true;      // one table pair per layer (false: shared by all layers)
-  // One table pair per attention module (num_hidden_groups × inner_group_num), reused wherever
-  // ALBERT reuses that module's weights: HF relative_key's layout, set by its import. Needs
-  // per_layer: false (it replaces the per-layer tables).
+  // Legacy sharing switches, kept so that existing configs and checkpoints load; position.sharing
+  // says the same for every scheme. per_layer: false = sharing model; per_attention_module: true
+  // (with per_layer: false) = sharing per_module (HF relative_key's layout, set by its import).
+  bool per_layer = true;
   bool per_attention_module = false;
   // Scale of the key term: "after" = added after 1/sqrt(d) (HF ALBERT 4.30 import keeps exactness
   // by scaling the table), fixed here for clarity; see SPEC §2.
@@ -48,7 +68,7 @@ struct ShawConfig {
 // TISA (SPEC §2): f_h(r) = sum_s a_hs exp(-|b_hs| (r - c_hs)^2), r = j - i.
 struct TisaConfig {
   int64_t kernels = 5;       // S radial-basis kernels per head
-  bool per_layer = true;     // one module per layer, as the paper counts 3*S*H*L parameters
+  bool per_layer = true;     // legacy: false = position.sharing model (the paper counts 3*S*H*L)
   double init_offset_std = 5.0;     // c ~ N(0, 5^2)
   double init_amplitude_mean = 0.1; // a ~ N(0.1, 0.01^2)
   double init_amplitude_std = 0.01;
@@ -65,16 +85,54 @@ struct TisaConfig {
   }
 };
 
+// RoPE (Su et al. 2021), rotate-half convention (model/position/rope.h).
+struct RopeConfig {
+  double base = 10000.0;  // theta_i = base^(-2i/d)
+  template <class V> void visit(V& v) { v.field("base", base, "rotary base: theta_i = base^(-2i/d)"); }
+};
+
+// T5 bucketed relative bias, bidirectional (model/position/t5.h).
+struct T5Config {
+  int64_t num_buckets = 32;    // half for j < i, half for j > i
+  int64_t max_distance = 128;  // offsets from here on share the last bucket
+  template <class V> void visit(V& v) {
+    v.field("num_buckets", num_buckets, "buckets (half per direction; exact below num_buckets/4)");
+    v.field("max_distance", max_distance, "offsets at or beyond this share the last bucket of their side");
+  }
+};
+
+// FIRE (Li et al. 2023): an MLP over log-normalised distance (model/position/fire.h).
+struct FireConfig {
+  int64_t hidden_size = 32;       // MLP 1 -> hidden -> heads
+  double init_c = 0.1;            // psi(x) = log(c x + 1), c learned
+  double init_threshold = 512.0;  // normaliser psi(max(threshold, i)), threshold learned
+  template <class V> void visit(V& v) {
+    v.field("hidden_size", hidden_size, "hidden units of the MLP");
+    v.field("init_c", init_c, "initial c of psi(x) = log(c x + 1)");
+    v.field("init_threshold", init_threshold, "initial threshold L of the normaliser psi(max(L, i))");
+  }
+};
+
 struct PositionConfig {
   bool absolute = true;                           // learned table added to the embeddings
-  RelativeScheme relative = RelativeScheme::kNone;  // offset-dependent attention term
+  RelativeScheme relative = RelativeScheme::kNone;  // the scheme besides the learned table
+  PositionSharing sharing = PositionSharing::kPerLayer;
   ShawConfig shaw;
   TisaConfig tisa;
+  RopeConfig rope;
+  T5Config t5;
+  FireConfig fire;
   template <class V> void visit(V& v) {
     v.field("absolute", absolute, "learned absolute position embeddings");
-    v.choice("relative", relative, kRelativeSchemeNames, "relative scheme: none, shaw or tisa");
+    v.choice("relative", relative, kRelativeSchemeNames,
+             "position scheme besides the learned table (src/model/position/; none = no other term)");
+    v.choice("sharing", sharing, kPositionSharingNames,
+             "position parameters per_layer (application), per_module (group x inner layer) or one for the model");
     v.section("shaw", shaw, "settings of the shaw scheme");
     v.section("tisa", tisa, "settings of the tisa scheme");
+    v.section("rope", rope, "settings of the rope scheme");
+    v.section("t5", t5, "settings of the t5 scheme");
+    v.section("fire", fire, "settings of the fire scheme");
   }
 };
 

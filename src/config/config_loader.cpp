@@ -870,6 +870,29 @@ std::vector<ConfigProblem> validate(const Config& c) {
     add("model.position.tisa.init_amplitude_mean", "must be finite");
   if (!std::isfinite(m.position.tisa.init_sharpness_mean))
     add("model.position.tisa.init_sharpness_mean", "must be finite");
+  const PositionConfig& pos = m.position;
+  const bool legacy_model = (pos.relative == RelativeScheme::kShaw && !pos.shaw.per_layer && !pos.shaw.per_attention_module) ||
+                            (pos.relative == RelativeScheme::kTisa && !pos.tisa.per_layer);
+  const bool legacy_module = pos.relative == RelativeScheme::kShaw && pos.shaw.per_attention_module;
+  if ((legacy_model && pos.sharing != PositionSharing::kModel && pos.sharing != PositionSharing::kPerLayer) ||
+      (legacy_module && pos.sharing != PositionSharing::kPerModule && pos.sharing != PositionSharing::kPerLayer))
+    add("model.position.sharing", "contradicts the legacy per_layer / per_attention_module switch of the scheme; "
+                                  "set only model.position.sharing");
+  positive("model.position.rope.base", pos.rope.base);
+  if (pos.relative == RelativeScheme::kRope && m.num_attention_heads >= 1 &&
+      (m.hidden_size / m.num_attention_heads) % 2 != 0)
+    add("model.position.relative", "rope needs an even head size (hidden_size / num_attention_heads), got " +
+                                       std::to_string(m.hidden_size / m.num_attention_heads));
+  at_least("model.position.t5.num_buckets", pos.t5.num_buckets, 4);
+  if (pos.t5.num_buckets % 2 != 0)
+    add("model.position.t5.num_buckets", "must be even (half per direction), got " + std::to_string(pos.t5.num_buckets));
+  if (pos.t5.max_distance <= pos.t5.num_buckets / 4)
+    add("model.position.t5.max_distance", "must be > num_buckets / 4 (" + std::to_string(pos.t5.num_buckets / 4) +
+                                              "), got " + std::to_string(pos.t5.max_distance));
+  at_least("model.position.fire.hidden_size", pos.fire.hidden_size, 1);
+  positive("model.position.fire.init_c", pos.fire.init_c);
+  if (!(pos.fire.init_threshold >= 1) || std::isinf(pos.fire.init_threshold))
+    add("model.position.fire.init_threshold", "must be a finite number >= 1, got " + format_double(pos.fire.init_threshold));
 
   // data (SPEC §5)
   const DataConfig& d = c.data;

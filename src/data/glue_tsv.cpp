@@ -90,51 +90,68 @@ std::vector<GlueTask> make_tasks() {
   const std::vector<std::string> binary{"0", "1"};
   const std::vector<std::string> nli3{"contradiction", "entailment", "neutral"};
   const std::vector<std::string> nli2{"entailment", "not_entailment"};
+  // Main metrics: metrics::glue_compute_metrics key names (transformers 4.30). Defaults: ALBERT
+  // run_glue.sh (google-research/albert @557c37b6) lr, batch size, steps, warmup; WNLI: the
+  // ALBERT paper's Table 14.
   std::vector<GlueTask> t;
   // CoLA train/dev: source, label, original label, sentence — no header.
   t.push_back({"CoLA", "CoLA", binary, false, "cola",
                {labelled("train", false, 4, 3, -1, 1), labelled("dev", false, 4, 3, -1, 1),
-                unlabelled("test", 2, 1, -1, "CoLA.tsv")}});
+                unlabelled("test", 2, 1, -1, "CoLA.tsv")},
+               "mcc", {1e-5, 16, 5336, 320}, ""});
   t.push_back({"SST-2", "SST-2", binary, false, "sst-2",
                {labelled("train", true, 2, 0, -1, 1), labelled("dev", true, 2, 0, -1, 1),
-                unlabelled("test", 2, 1, -1, "SST-2.tsv")}});
+                unlabelled("test", 2, 1, -1, "SST-2.tsv")},
+               "acc", {1e-5, 32, 20935, 1256}, ""});
   // MRPC: Quality, #1 ID, #2 ID, #1 String, #2 String (train/dev start with a BOM).
   t.push_back({"MRPC", "MRPC", binary, false, "mrpc",
                {labelled("train", true, 5, 3, 4, 0), labelled("dev", true, 5, 3, 4, 0),
-                unlabelled("test", 5, 3, 4, "MRPC.tsv")}});
+                unlabelled("test", 5, 3, 4, "MRPC.tsv")},
+               "acc_and_f1", {2e-5, 32, 800, 200}, ""});
   // STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score.
   t.push_back({"STS-B", "STS-B", {}, true, "sts-b",
                {labelled("train", true, 10, 7, 8, 9), labelled("dev", true, 10, 7, 8, 9),
-                unlabelled("test", 9, 7, 8, "STS-B.tsv")}});
+                unlabelled("test", 9, 7, 8, "STS-B.tsv")},
+               "corr", {2e-5, 16, 3598, 214}, ""});
   // QQP: id qid1 qid2 question1 question2 is_duplicate; test: id question1 question2.
   t.push_back({"QQP", "QQP", binary, false, "qqp",
                {labelled("train", true, 6, 3, 4, 5), labelled("dev", true, 6, 3, 4, 5),
-                unlabelled("test", 3, 1, 2, "QQP.tsv")}});
+                unlabelled("test", 3, 1, 2, "QQP.tsv")},
+               "acc_and_f1", {5e-5, 128, 14000, 1000}, ""});
   // MNLI: index promptID pairID genre s1_binary_parse s2_binary_parse s1_parse s2_parse sentence1
-  // sentence2 label1 [label2..label5 in dev] gold_label; test has the first 10 columns.
+  // sentence2 label1 [label2..label5 in dev] gold_label; test has the first 10 columns. The
+  // mismatched dev set has its own metric names ("mnli-mm/acc") so that both stay apart.
+  GlueSplitFormat dev_mm = labelled("dev_mismatched", true, 16, 8, 9, 15);
+  GlueSplitFormat test_mm = unlabelled("test_mismatched", 10, 8, 9, "MNLI-mm.tsv");
+  dev_mm.metric_task = test_mm.metric_task = "mnli-mm";
   t.push_back({"MNLI", "MNLI", nli3, false, "mnli",
-               {labelled("train", true, 12, 8, 9, 11), labelled("dev_matched", true, 16, 8, 9, 15),
-                labelled("dev_mismatched", true, 16, 8, 9, 15), unlabelled("test_matched", 10, 8, 9, "MNLI-m.tsv"),
-                unlabelled("test_mismatched", 10, 8, 9, "MNLI-mm.tsv")}});
+               {labelled("train", true, 12, 8, 9, 11), labelled("dev_matched", true, 16, 8, 9, 15), dev_mm,
+                unlabelled("test_matched", 10, 8, 9, "MNLI-m.tsv"),
+                test_mm},
+               "mnli/acc", {3e-5, 128, 10000, 1000}, ""});
   t.push_back({"QNLI", "QNLI", nli2, false, "qnli",
                {labelled("train", true, 4, 1, 2, 3), labelled("dev", true, 4, 1, 2, 3),
-                unlabelled("test", 3, 1, 2, "QNLI.tsv")}});
+                unlabelled("test", 3, 1, 2, "QNLI.tsv")},
+               "acc", {1e-5, 32, 33112, 1986}, ""});
   t.push_back({"RTE", "RTE", nli2, false, "rte",
                {labelled("train", true, 4, 1, 2, 3), labelled("dev", true, 4, 1, 2, 3),
-                unlabelled("test", 3, 1, 2, "RTE.tsv")}});
+                unlabelled("test", 3, 1, 2, "RTE.tsv")},
+               "acc", {3e-5, 32, 800, 200}, ""});
   t.push_back({"WNLI", "WNLI", binary, false, "wnli",
                {labelled("train", true, 4, 1, 2, 3), labelled("dev", true, 4, 1, 2, 3),
-                unlabelled("test", 3, 1, 2, "WNLI.tsv")}});
+                unlabelled("test", 3, 1, 2, "WNLI.tsv")},
+               "acc", {2e-5, 16, 2000, 250}, ""});
   // AX: the diagnostic set (index sentence1 sentence2), predicted with the MNLI model's labels.
-  t.push_back({"AX", "diagnostic", nli3, false, "ax", {unlabelled("diagnostic", 3, 1, 2, "AX.tsv")}});
+  t.push_back({"AX", "diagnostic", nli3, false, "ax", {unlabelled("diagnostic", 3, 1, 2, "AX.tsv")}, "", {}, "MNLI"});
   set_headers(t);
   return t;
 }
 
-std::string squash(const std::string& name) {  // lower case, no '-' or '_'
+// The one rule for task names: lower case, letters and digits only ("SST-2", "sst2", "sst_2").
+std::string squash(const std::string& name) {
   std::string out;
   for (char c : name)
-    if (c != '-' && c != '_') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -206,6 +223,23 @@ std::string column_names(const GlueSplitFormat& f) {
 const std::vector<GlueTask>& glue_tasks() {
   static const std::vector<GlueTask> tasks = make_tasks();
   return tasks;
+}
+
+bool GlueTask::trainable() const {
+  return std::any_of(splits.begin(), splits.end(), [](const GlueSplitFormat& f) { return f.name == "train"; });
+}
+
+const GlueSplitFormat& GlueTask::main_dev_split() const {
+  for (const auto& f : splits)
+    if (f.label >= 0 && f.name != "train") return f;
+  throw Error("GLUE task " + name + " has no labelled evaluation split");
+}
+
+std::vector<const GlueTask*> glue_tasks_predicted_by(const std::string& task) {
+  std::vector<const GlueTask*> out;
+  for (const auto& t : glue_tasks())
+    if (!t.predicted_by.empty() && t.predicted_by == task) out.push_back(&t);
+  return out;
 }
 
 const GlueTask* find_glue_task_or_null(const std::string& name) {

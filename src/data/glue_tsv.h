@@ -1,6 +1,12 @@
 // Official GLUE TSV files (SPEC §8) → examples, and GLUE leaderboard files back. Torch-free.
 //
-// The task table (glue_tasks()) fixes, per task and split, the file name, whether it has a header
+// The GLUE task table (glue_tasks()) is the one place that describes a task: folder, files,
+// columns, label set, metric names, the metric that picks the best checkpoint, ALBERT's default
+// fine-tuning hyper-parameters, and which task's model predicts a test-only set (AX by MNLI).
+// The trainer side (glue/glue_tasks.h), `prepare glue`, the built-in defaults of `tisa-train
+// glue` and the evaluation all read it.
+//
+// Per task and split it fixes the file name, whether it has a header
 // (and its column names, checked: a file without its header would otherwise lose its first row),
 // the exact column count and which columns hold text_a, text_b, the label and the test id. A split
 // without any example is an error (a header-only dev file must fail before training, not after). Files
@@ -34,6 +40,16 @@ struct GlueSplitFormat {
   int index = -1;           // id column of test files; -1: the 0-based data row number is used
   std::string leaderboard;  // leaderboard file name for unlabelled splits ("MNLI-m.tsv"), else ""
   std::vector<std::string> header_names;  // the official header's column names (header splits)
+  std::string metric_task;  // metrics name of this split when it differs from the task's ("mnli-mm")
+};
+
+// ALBERT's fine-tuning settings of a task (run_glue.sh; WNLI: the ALBERT paper's Table 14), the
+// numbers of configs/glue/<TASK>.yaml (a test checks that the files agree).
+struct GlueHyperParameters {
+  double lr = 0;
+  int64_t batch_size = 0;
+  int64_t steps = 0;
+  int64_t warmup_steps = 0;
 };
 
 struct GlueTask {
@@ -43,17 +59,28 @@ struct GlueTask {
   bool regression = false;
   std::string metric_task;          // name for tisa::metrics::glue_compute_metrics ("cola", ...)
   std::vector<GlueSplitFormat> splits;
+  std::string main_metric;          // metric key that picks the best checkpoint ("" when not trained)
+  GlueHyperParameters defaults;     // zero when not trained (AX)
+  std::string predicted_by;         // a test-only task predicted by this task's model ("MNLI" for AX)
   int64_t num_labels() const { return regression ? 1 : static_cast<int64_t>(labels.size()); }
+  // Has a train split (AX has none: it is predicted by predicted_by's model).
+  bool trainable() const;
+  // The first labelled split other than train, the one that must exist to fine-tune ("dev",
+  // MNLI's "dev_matched"). Throws for a task without one.
+  const GlueSplitFormat& main_dev_split() const;
   // The split's format; accepts "test" for AX's "diagnostic". Throws listing the task's splits.
   const GlueSplitFormat& split(const std::string& name) const;
 };
 
 // All tasks: CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE, WNLI, AX.
 const std::vector<GlueTask>& glue_tasks();
-// Case-insensitive, hyphen-insensitive ("sst2", "STS-B", "mnli"); throws listing the tasks.
+// Case-insensitive, ignoring everything but letters and digits ("sst2", "STS-B", "sts_b",
+// "mnli"); throws listing the tasks. The one name rule of the project (glue/glue_tasks.h too).
 const GlueTask& find_glue_task(const std::string& name);
 // nullptr when unknown.
 const GlueTask* find_glue_task_or_null(const std::string& name);
+// The test-only tasks whose sets `task`'s model predicts (for MNLI: AX).
+std::vector<const GlueTask*> glue_tasks_predicted_by(const std::string& task);
 
 struct GlueExample {
   std::string text_a;

@@ -54,7 +54,7 @@ GlueBatch make_glue_batch(const data::GlueEncodedSplit& split, const std::vector
   return out;
 }
 
-GlueSampler::GlueSampler(size_t examples, uint64_t seed) : order_(examples), rng_(seed) {
+GlueSampler::GlueSampler(size_t examples, uint64_t seed) : order_(examples), seed_(seed), rng_(seed) {
   if (examples == 0) throw Error("the training split has no examples");
   std::iota(order_.begin(), order_.end(), size_t{0});
   reshuffle();
@@ -76,6 +76,27 @@ std::vector<size_t> GlueSampler::next(int64_t batch_size) {
     rows.push_back(order_[pos_++]);
   }
   return rows;
+}
+
+nlohmann::json GlueSampler::position() const { return {{"epoch", epoch_}, {"index", pos_}}; }
+
+void GlueSampler::seek(const nlohmann::json& position) {
+  int64_t epoch = 0, index = 0;
+  try {
+    epoch = position.at("epoch").get<int64_t>();
+    index = position.at("index").get<int64_t>();
+  } catch (const std::exception& e) {
+    throw Error("GLUE sampler position " + position.dump() + ": expected {\"epoch\", \"index\"} (" + e.what() + ")");
+  }
+  if (epoch < 0 || index < 0 || index > static_cast<int64_t>(order_.size()))
+    throw Error("GLUE sampler position " + position.dump() + " lies outside the " + std::to_string(order_.size()) +
+                " training examples");
+  // Replay the permutations from the seed: epoch e's order is the (e+1)-th shuffle.
+  rng_.seed(seed_);
+  std::iota(order_.begin(), order_.end(), size_t{0});
+  reshuffle();
+  for (epoch_ = 0; epoch_ < epoch; ++epoch_) reshuffle();
+  pos_ = static_cast<size_t>(index);
 }
 
 std::vector<std::vector<size_t>> eval_batches(const data::GlueEncodedSplit& split, int64_t batch_size) {

@@ -6,6 +6,7 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <vector>
 
@@ -33,11 +34,18 @@ class GlueSampler {
   std::vector<size_t> next(int64_t batch_size);
   int64_t epoch() const { return epoch_; }
 
+  // Exact resume: where the sampler stands ({"epoch", "index"}), and a return to such a position
+  // (the epoch's permutation is re-drawn from the seed). seek() throws tisa::Error on a position
+  // outside the data.
+  nlohmann::json position() const;
+  void seek(const nlohmann::json& position);
+
  private:
   void reshuffle();
   std::vector<size_t> order_;
   size_t pos_ = 0;
   int64_t epoch_ = 0;
+  uint64_t seed_;
   std::mt19937_64 rng_;
 };
 

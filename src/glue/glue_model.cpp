@@ -96,6 +96,17 @@ at::Tensor GlueModel::loss(const at::Tensor& logits, const GlueBatch& batch) con
   return model::classification_loss(logits, batch.labels);
 }
 
+at::Tensor GlueModel::loss_sum(const at::Tensor& logits, const GlueBatch& batch) const {
+  TISA_CHECK(batch.labels.defined(), "loss of an unlabelled batch");
+  const auto& labels = batch.labels;
+  if (logits.size(-1) == 1)  // regression: squared error (model::classification_loss's MSE, summed)
+    return torch::mse_loss(logits.reshape({-1}).to(torch::kFloat),
+                           labels.reshape({-1}).to(logits.device(), torch::kFloat), at::Reduction::Sum);
+  return torch::nn::functional::cross_entropy(
+      logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), labels.reshape({-1}).to(logits.device(), torch::kLong),
+      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+}
+
 std::vector<std::pair<std::string, at::Tensor>> GlueModel::named_parameters() {
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (const auto& item : impl_->net->named_parameters(/*recurse=*/true)) out.emplace_back(item.key(), item.value());

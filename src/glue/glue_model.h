@@ -49,6 +49,9 @@ class GlueModel {
   at::Tensor forward(const GlueBatch& batch);
   // Loss of a labelled batch from forward()'s logits: cross-entropy, or MSE for regression.
   at::Tensor loss(const at::Tensor& logits, const GlueBatch& batch) const;
+  // The same loss summed over the batch's examples, not averaged: the update step divides by the
+  // examples of the whole update (train/update_step.h).
+  at::Tensor loss_sum(const at::Tensor& logits, const GlueBatch& batch) const;
   std::vector<std::pair<std::string, at::Tensor>> named_parameters();
   void train(bool on);
   int64_t pad_token_id() const;

@@ -24,6 +24,7 @@
 #include "glue/glue_model.h"
 #include "glue/glue_tasks.h"
 #include "glue/seed_summary.h"
+#include "train/checkpoint.h"
 #include "train/distributed.h"
 #include "train/runtime_info.h"
 
@@ -108,8 +109,22 @@ std::string resolve_task(const std::string& given, const std::string& model_dir)
   return name;
 }
 
-nlohmann::json run_one_task(const GlueRunOptions& opt, const std::string& task, const std::string& run_dir,
-                            std::string* leaderboard_source) {
+// One fine-tuning of `task` with `seed` into `seed_dir`; with --resume, a finished one is read back
+// and an unfinished one continues from its newest checkpoint (a fresh start when it has none).
+FinetuneResult run_one_seed(const GlueRunOptions& opt, FinetuneRequest req) {
+  if (opt.resume) {
+    if (auto done = read_finetune_result(req.run_dir)) {
+      spdlog::info("[glue] {} seed {}: finished earlier ({}/results.json)", req.task, req.seed, req.run_dir);
+      return *done;
+    }
+    req.resume = train::CheckpointStore((stdfs::path(req.run_dir) / "checkpoints").string()).latest_valid().has_value();
+  }
+  return run_finetune(req);
+}
+
+// Returns nullopt when a fine-tuning was interrupted (its checkpoint is saved).
+std::optional<nlohmann::json> run_one_task(const GlueRunOptions& opt, const std::string& task,
+                                           const std::string& run_dir, std::string* leaderboard_source) {
   std::string source;
   config::Config cfg = task_config(task, opt.config_path, opt.overrides, &source);
   cfg.glue.task = task;
@@ -137,7 +152,8 @@ nlohmann::json run_one_task(const GlueRunOptions& opt, const std::string& task, 
     req.config.training.seed = seed;
     req.seed = seed;
     req.run_dir = (stdfs::path(task_dir) / ("seed-" + std::to_string(seed))).string();
-    FinetuneResult r = run_finetune(req);
+    FinetuneResult r = run_one_seed(opt, req);
+    if (r.exit_code != kExitOk) return std::nullopt;
     runs.push_back(r.metrics);
     main_metric = r.main_metric;
     per_seed.push_back({{"seed", seed}, {"best_step", r.best_step}, {"metrics", r.metrics}, {"run_dir", req.run_dir}});
@@ -169,32 +185,20 @@ nlohmann::json run_one_task(const GlueRunOptions& opt, const std::string& task, 
 }  // namespace
 
 std::vector<std::string> builtin_task_defaults(const std::string& task) {
-  // ALBERT run_glue.sh (google-research/albert @557c37b6) and, for WNLI, the ALBERT paper's
-  // Table 14: lr, batch size, steps, warmup. Same numbers as configs/glue/<TASK>.yaml.
-  struct Row {
-    const char* task;
-    const char* lr;
-    int batch, steps, warmup;
-  };
-  static const Row kRows[] = {{"CoLA", "1e-5", 16, 5336, 320},   {"SST-2", "1e-5", 32, 20935, 1256},
-                              {"MRPC", "2e-5", 32, 800, 200},    {"STS-B", "2e-5", 16, 3598, 214},
-                              {"QQP", "5e-5", 128, 14000, 1000}, {"MNLI", "3e-5", 128, 10000, 1000},
-                              {"QNLI", "1e-5", 32, 33112, 1986}, {"RTE", "3e-5", 32, 800, 200},
-                              {"WNLI", "2e-5", 16, 2000, 250}};
-  const std::string name = glue_task(task).name;
-  for (const auto& r : kRows)
-    if (name == r.task)
-      return {"glue.task=" + name,
-              std::string("glue.lr=") + r.lr,
-              "glue.batch_size=" + std::to_string(r.batch),
-              "glue.steps=" + std::to_string(r.steps),
-              "glue.warmup_steps=" + std::to_string(r.warmup),
-              "glue.max_length=128",
-              "glue.weight_decay=0.01",
-              "glue.classifier_dropout=0.1",
-              "glue.eval_interval=0",
-              "glue.eval_batch_size=64"};
-  throw Error("no built-in GLUE defaults for task " + name);
+  // The task table's defaults (data/glue_tsv.cpp), the numbers of configs/glue/<TASK>.yaml.
+  const data::GlueTask& t = data::find_glue_task(glue_task(task).name);
+  char lr[32];
+  std::snprintf(lr, sizeof(lr), "%.17g", t.defaults.lr);  // round-trips exactly
+  return {"glue.task=" + t.name,
+          std::string("glue.lr=") + lr,
+          "glue.batch_size=" + std::to_string(t.defaults.batch_size),
+          "glue.steps=" + std::to_string(t.defaults.steps),
+          "glue.warmup_steps=" + std::to_string(t.defaults.warmup_steps),
+          "glue.max_length=128",
+          "glue.weight_decay=0.01",
+          "glue.classifier_dropout=0.1",
+          "glue.eval_interval=0",
+          "glue.eval_batch_size=64"};
 }
 
 config::Config task_config(const std::string& task, const std::string& config_path,
@@ -215,9 +219,9 @@ config::Config task_config(const std::string& task, const std::string& config_pa
 }
 
 bool task_data_present(const std::string& data_dir, const std::string& task) {
-  const stdfs::path dir = stdfs::path(data_dir) / glue_task(task).name;
-  const char* dev = glue_task(task).name == "MNLI" ? "dev_matched.tsv" : "dev.tsv";
-  return stdfs::is_regular_file(dir / "train.tsv") && stdfs::is_regular_file(dir / dev);
+  const data::GlueTask& t = data::find_glue_task(glue_task(task).name);
+  return stdfs::is_regular_file(data::glue_tsv_path(data_dir, t.name, "train")) &&
+         stdfs::is_regular_file(data::glue_tsv_path(data_dir, t.name, t.main_dev_split().name));
 }
 
 void prepare_task_data(const std::string& task, const std::string& data_dir, const std::string& input_tsv,
@@ -260,11 +264,12 @@ int run_glue_command(const GlueRunOptions& opt) {
     tasks.push_back(glue_task(opt.task).name);
     if (!task_data_present(opt.data_dir, tasks[0]))
       throw Error(opt.data_dir + "/" + tasks[0] + ": train.tsv and " +
-                  (tasks[0] == "MNLI" ? "dev_matched.tsv" : "dev.tsv") + " are needed to fine-tune " + tasks[0]);
+                  data::find_glue_task(tasks[0]).main_dev_split().file + " are needed to fine-tune " + tasks[0]);
   }
   // [dist] ranks would pick different timestamps: several processes need an explicit --run-dir.
   const train::DistEnv dist_env = train::DistEnv::from_environment();
   const bool main_rank = dist_env.rank == 0;
+  if (opt.run_dir.empty() && opt.resume) throw Error("glue --resume: pass the --run-dir of the run to continue");
   if (opt.run_dir.empty() && dist_env.distributed())
     throw Error("glue: with several processes (WORLD_SIZE=" + std::to_string(dist_env.world_size) + ") pass --run-dir");
   const std::string run_dir = !opt.run_dir.empty() ? opt.run_dir
@@ -275,8 +280,9 @@ int run_glue_command(const GlueRunOptions& opt) {
   // the same folder stay (scripts/reproduce_paper.sh adds one task at a time).
   std::optional<RunDirectory> owner;
   if (main_rank) {
-    owner.emplace(run_dir, RunDirectory::Start::kNew);
-    for (const auto& task : tasks) owner->start_fresh(task, glue_task_layout(), opt.overwrite);
+    owner.emplace(run_dir, opt.resume ? RunDirectory::Start::kContinue : RunDirectory::Start::kNew);
+    if (!opt.resume)
+      for (const auto& task : tasks) owner->start_fresh(task, glue_task_layout(), opt.overwrite);
   }
   const std::string lb_dir = (stdfs::path(run_dir) / "leaderboard").string();
 
@@ -290,7 +296,9 @@ int run_glue_command(const GlueRunOptions& opt) {
   }
   for (const auto& task : tasks) {
     std::string best_run;
-    all_results["tasks"][task] = run_one_task(opt, task, run_dir, &best_run);
+    auto task_results = run_one_task(opt, task, run_dir, &best_run);
+    if (!task_results) return kExitInterrupted;  // checkpoint saved; `--resume` continues
+    all_results["tasks"][task] = *task_results;
     // Leaderboard files of the best seed, collected in one folder (AX.tsv comes with MNLI).
     const stdfs::path src = stdfs::path(best_run) / "leaderboard";
     if (!best_run.empty() && stdfs::is_directory(src) && main_rank) {  // [dist] rank 0 writes

@@ -6,7 +6,8 @@
 //
 // Run folder of `glue` (run_dir):
 //   <TASK>/data/                prepared (tokenised) data, cached by input hashes
-//   <TASK>/seed-<s>/            one fine-tuning (finetune.h: train.log, metrics.jsonl, best/, ...)
+//   <TASK>/seed-<s>/            one fine-tuning (finetune.h: train.log, metrics.jsonl, best/,
+//                               checkpoints/, ...)
 //   <TASK>/results.json         every seed's metrics + summary (mean, std, median per metric)
 //   leaderboard/<TASK>.tsv ...  test predictions of each task's best seed (+ AX.tsv from MNLI)
 //   results.json                all tasks: summaries, skipped tasks
@@ -31,10 +32,13 @@ struct GlueRunOptions {
   std::vector<std::string> overrides;  // --set key=value
   std::string run_dir;           // "" = runs/glue-<date>-<time> (a "-N" suffix when taken)
   bool overwrite = false;        // replace a task's earlier results in run_dir
+  bool resume = false;           // continue the run in run_dir: finished seeds are kept, unfinished
+                                 // ones continue from their newest checkpoint
   std::vector<int64_t> seeds;    // empty = training.seed of the config
 };
 
-// Runs the fine-tunings; returns the process exit code.
+// Runs the fine-tunings; returns the process exit code (kExitInterrupted after SIGINT/SIGTERM:
+// the interrupted fine-tuning saved a checkpoint, `--resume` continues it).
 int run_glue_command(const GlueRunOptions& options);
 
 // Config of one task: defaults < task defaults (file or built-in) < --config file < --set.

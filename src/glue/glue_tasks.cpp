@@ -1,8 +1,6 @@
-// The GLUE task table of the trainer side (see glue_tasks.h; SPEC §8).
+// The trainer side's view of the GLUE task table (see glue_tasks.h; SPEC §8). Every fact comes
+// from the one table in data/glue_tsv.cpp, so the text side and the trainer side cannot disagree.
 #include "glue/glue_tasks.h"
-
-#include <algorithm>
-#include <cctype>
 
 #include "common/error.h"
 #include "data/glue_tsv.h"
@@ -10,34 +8,23 @@
 namespace tisa::glue {
 namespace {
 
-std::string squash(const std::string& name) {
-  std::string out;
-  for (char c : name)
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// Labels and leaderboard names come from the TSV table (data/glue_tsv.h), so the text side and
-// the trainer side cannot disagree about them.
 std::vector<GlueTaskInfo> make_tasks() {
-  // Main metrics: metrics::glue_compute_metrics key names (transformers 4.30).
-  const std::vector<std::pair<const char*, const char*>> kMain = {
-      {"CoLA", "mcc"}, {"SST-2", "acc"}, {"MRPC", "acc_and_f1"}, {"STS-B", "corr"}, {"QQP", "acc_and_f1"},
-      {"MNLI", "mnli/acc"}, {"QNLI", "acc"}, {"RTE", "acc"}, {"WNLI", "acc"}};
   std::vector<GlueTaskInfo> tasks;
-  for (const auto& [name, main] : kMain) {
-    const data::GlueTask& src = data::find_glue_task(name);
+  for (const data::GlueTask& src : data::glue_tasks()) {
+    if (!src.trainable()) continue;  // AX: predicted by another task's model (predicted_by)
     GlueTaskInfo t;
     t.name = src.name;
     t.regression = src.regression;
     t.labels = src.labels;
-    t.main_metric = main;
+    t.main_metric = src.main_metric;
     for (const auto& f : src.splits) {
       if (f.label >= 0 && f.name != "train") t.dev_splits.push_back(f.name);
       if (f.label < 0) t.test_splits.push_back({f.name, f.leaderboard});
     }
-    // The GLUE diagnostic (AX) is predicted by the MNLI model; it is prepared with MNLI's data.
-    if (t.name == "MNLI") t.test_splits.push_back({"diagnostic", data::leaderboard_file_name("AX", "diagnostic")});
+    // Test-only sets predicted by this task's model (MNLI: the diagnostic AX), prepared with its data.
+    for (const data::GlueTask* other : data::glue_tasks_predicted_by(src.name))
+      for (const auto& f : other->splits)
+        if (f.label < 0) t.test_splits.push_back({f.name, f.leaderboard});
     tasks.push_back(std::move(t));
   }
   return tasks;
@@ -48,15 +35,20 @@ const std::vector<GlueTaskInfo>& tasks() {
   return kTasks;
 }
 
+std::string trainable_list() {
+  std::string known;
+  for (const auto& t : tasks()) known += (known.empty() ? "" : ", ") + t.name;
+  return known;
+}
+
 }  // namespace
 
 const GlueTaskInfo& glue_task(const std::string& name) {
-  const std::string key = squash(name);
-  for (const auto& t : tasks())
-    if (squash(t.name) == key) return t;
-  std::string known;
-  for (const auto& t : tasks()) known += (known.empty() ? "" : ", ") + t.name;
-  throw Error("unknown GLUE task '" + name + "' (expected one of: " + known + ")");
+  // The table's name rule (data::find_glue_task_or_null), then the trainable tasks.
+  if (const data::GlueTask* src = data::find_glue_task_or_null(name))
+    for (const auto& t : tasks())
+      if (t.name == src->name) return t;
+  throw Error("unknown GLUE task '" + name + "' (expected one of: " + trainable_list() + ")");
 }
 
 const std::vector<std::string>& glue_task_names() {
@@ -69,12 +61,13 @@ const std::vector<std::string>& glue_task_names() {
 }
 
 std::string metrics_task_for_split(const GlueTaskInfo& task, const std::string& split) {
-  if (task.name == "MNLI") {
-    if (split.find("mismatched") != std::string::npos) return "mnli-mm";
-    if (split == "diagnostic") return "ax";
-    return "mnli";
-  }
-  return data::find_glue_task(task.name).metric_task;
+  const data::GlueTask& src = data::find_glue_task(task.name);
+  for (const auto& f : src.splits)
+    if (f.name == split) return f.metric_task.empty() ? src.metric_task : f.metric_task;
+  for (const data::GlueTask* other : data::glue_tasks_predicted_by(src.name))  // MNLI's "diagnostic": AX
+    for (const auto& f : other->splits)
+      if (f.name == split) return f.metric_task.empty() ? other->metric_task : f.metric_task;
+  return src.metric_task;
 }
 
 }  // namespace tisa::glue

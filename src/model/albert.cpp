@@ -78,9 +78,11 @@ AlbertEmbeddingsImpl::AlbertEmbeddingsImpl(const config::ModelConfig& c) : pad_t
   dropout = register_module("dropout", torch::nn::Dropout(c.hidden_dropout_prob));
 }
 
-torch::Tensor AlbertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids) {
+torch::Tensor AlbertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                                            RelativeSchemeImpl* scheme) {
   auto x = word_embeddings(input_ids) + token_type_embeddings(token_type_ids);  // [B, L, E]
   if (position_embeddings) x = x + position_embeddings(input_ids.size(1));     // + [L, E]
+  if (scheme) x = scheme->add_to_embeddings(x);                                 // e.g. sinusoidal
   return dropout(layer_norm(LayerNorm, x));
 }
 
@@ -106,14 +108,15 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
   auto v = split(value(x));  // [B, H, L, d]
   torch::Tensor context;
   if (uses_fused(scheme, probs_out != nullptr)) {
-    // The position term is a pure logit bias: hand mask + bias to SDPA as its attn_mask.
+    // The position term is a q/k transform and/or a pure logit bias: rotate q, k and hand
+    // mask + bias to SDPA as its attn_mask.
+    if (scheme) scheme->transform_qk(q, k);                        // RoPE
     auto mask = finite_mask_for(additive_mask, q.scalar_type());  // [B, 1, 1, L]
     auto bias = scheme ? scheme->add_to_logits(mask, q) : mask;    // broadcasts to [B, H, L, L]
     const double p = is_training() ? attention_dropout->options.p() : 0.0;
     context = fused_attention(q, k, v, bias, p);                   // [B, H, L, d]
   } else {
-    auto logits = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_size));  // [B, H, L, L]
-    if (scheme) logits = scheme->add_to_logits(logits, q);         // SPEC §2: after scaling, before the mask
+    auto logits = scheme_logits(q, k, scheme);                     // [B, H, L, L], SPEC §2: terms before the mask
     logits = logits + additive_mask;                               // [B, 1, 1, L] broadcast
     auto probs = torch::softmax(logits, -1);                       // [B, H, L, L]
     if (probs_out) *probs_out = probs;
@@ -185,7 +188,7 @@ AlbertTransformerImpl::AlbertTransformerImpl(const config::ModelConfig& c)
     albert_layer_groups->push_back(groups.back());
   }
   const std::string name = relative_scheme_name(c.position.relative);
-  schemes = make_relative_schemes(name, c, c.num_hidden_layers * c.inner_group_num);
+  schemes = make_configured_schemes(c);
   schemes_per_attention_module = scheme_follows_layer_sharing(c);
   if (!schemes.empty()) {
     auto list = register_module(name, torch::nn::ModuleList());
@@ -239,7 +242,8 @@ EncoderOutput AlbertModelImpl::forward(const torch::Tensor& input_ids_in, const 
   auto additive_mask = (1.0 - attention_mask.to(torch::kFloat)).view({input_ids.size(0), 1, 1, input_ids.size(1)}) *
                        std::numeric_limits<float>::lowest();
   EncoderOutput out;
-  auto e = embeddings(input_ids, token_type_ids);  // [B, L, E]
+  RelativeSchemeImpl* scheme = encoder->schemes.empty() ? nullptr : encoder->schemes[0].get();
+  auto e = embeddings(input_ids, token_type_ids, scheme);  // [B, L, E]
   if (options.hidden_states) out.embedding_output = e;
   out.last_hidden_state = encoder(e, additive_mask, options, &out);  // [B, L, H]
   out.pooler_output = torch::tanh(pooler(out.last_hidden_state.select(1, 0)));  // [B, H]
@@ -336,19 +340,6 @@ torch::Tensor classification_loss(const torch::Tensor& logits, const torch::Tens
                                               labels.reshape({-1}).to(logits.device(), torch::kLong));
 }
 
-int64_t positional_parameter_count(const config::ModelConfig& c) {
-  int64_t n = c.position.absolute ? c.max_position_embeddings * c.embedding_size : 0;
-  const int64_t layers = c.num_hidden_layers * c.inner_group_num;
-  const int64_t d = c.hidden_size / c.num_attention_heads;
-  if (c.position.relative == config::RelativeScheme::kShaw) {
-    const auto& s = c.position.shaw;
-    const int64_t modules = s.per_attention_module ? c.num_hidden_groups * c.inner_group_num : s.per_layer ? layers : 1;
-    n += modules * (2 * s.max_distance + 1) * d * (s.values ? 2 : 1);
-  } else if (c.position.relative == config::RelativeScheme::kTisa) {
-    const auto& t = c.position.tisa;
-    n += (t.per_layer ? layers : 1) * 3 * t.kernels * c.num_attention_heads;
-  }
-  return n;
-}
+int64_t positional_parameter_count(const config::ModelConfig& c) { return scheme_parameter_count(c); }
 
 }  // namespace tisa::model

@@ -1,6 +1,6 @@
 // ALBERT in LibTorch, weight-compatible with Hugging Face transformers 4.30 (SPEC §3), with the
-// position schemes of SPEC §2 (absolute embedding table; shaw / tisa relative terms through
-// position/relative_scheme.h).
+// position schemes of SPEC §2 (absolute embedding table; every other scheme through the hooks of
+// position/relative_scheme.h, built by position/registry.cpp).
 //
 // Module tree and parameter names follow HF exactly, e.g.
 //   albert.embeddings.{word_embeddings,position_embeddings,token_type_embeddings}.weight
@@ -10,8 +10,8 @@
 //   albert.pooler.{weight,bias}
 //   predictions.{dense,LayerNorm}.*, predictions.bias   (decoder tied to the word embeddings)
 //   sop_classifier.classifier.*  |  classifier.*
-// plus our scheme parameters albert.encoder.{tisa,shaw}.<layer>.* (layer = attention-layer
-// application index, 0 when shared). Without `position.absolute` there is no position table.
+// plus our scheme parameters albert.encoder.<scheme>.<index>.* (index = attention-layer
+// application, attention module or 0, following position.sharing). Without `position.absolute` there is no position table.
 //
 // Everything runs on the device of the parameters (model->to(device)); inputs are moved there.
 #pragma once
@@ -49,8 +49,10 @@ struct EncoderOutput {
 // ---------------------------------------------------------------------------------- embeddings
 struct AlbertEmbeddingsImpl : torch::nn::Module {
   explicit AlbertEmbeddingsImpl(const config::ModelConfig& c);
-  // [B, L] ids → [B, L, E] after LayerNorm and dropout.
-  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids);
+  // [B, L] ids → [B, L, E] after LayerNorm and dropout; `scheme` (may be null) adds its
+  // embedding-side term before the LayerNorm (add_to_embeddings).
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                        RelativeSchemeImpl* scheme = nullptr);
   torch::nn::Embedding word_embeddings{nullptr};
   AbsolutePositions position_embeddings{nullptr};  // absent without position.absolute
   torch::nn::Embedding token_type_embeddings{nullptr};

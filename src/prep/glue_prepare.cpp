@@ -27,11 +27,14 @@ struct Source {
   std::string path;
 };
 
-// Where the GLUE diagnostic may lie in a data folder.
-std::string find_diagnostic(const std::string& root) {
-  const std::vector<stdfs::path> candidates = {stdfs::path(data::glue_tsv_path(root, "AX", "diagnostic")),
-                                               stdfs::path(root) / "AX" / "AX.tsv", stdfs::path(root) / "AX.tsv",
-                                               stdfs::path(root) / "MNLI" / "AX.tsv"};
+// Where the test-only set `task` (AX), predicted by `predictor`'s model (MNLI), may lie in a data
+// folder: its own folder, its leaderboard name at the root or in the predictor's folder.
+std::string find_predicted_set(const std::string& root, const data::GlueTask& task, const data::GlueTask& predictor) {
+  const data::GlueSplitFormat& f = task.splits.front();
+  const std::vector<stdfs::path> candidates = {stdfs::path(data::glue_tsv_path(root, task.name, f.name)),
+                                               stdfs::path(root) / task.name / f.leaderboard,
+                                               stdfs::path(root) / f.leaderboard,
+                                               stdfs::path(root) / predictor.dir / f.leaderboard};
   for (const auto& c : candidates)
     if (stdfs::is_regular_file(c)) return c.string();
   return "";
@@ -52,9 +55,10 @@ std::vector<Source> find_sources(const GluePrepareOptions& opt, const data::Glue
     if (stdfs::is_regular_file(path)) out.push_back({f.name, task.name, f.name, path});
   }
   if (out.empty()) throw Error("no " + task.name + " files found (expected some of: " + expected + ")");
-  if (task.name == "MNLI") {
-    std::string diag = find_diagnostic(opt.data_dir);
-    if (!diag.empty()) out.push_back({"diagnostic", "AX", "diagnostic", diag});
+  for (const data::GlueTask* other : data::glue_tasks_predicted_by(task.name)) {  // MNLI: AX
+    std::string path = find_predicted_set(opt.data_dir, *other, task);
+    const std::string& split = other->splits.front().name;
+    if (!path.empty()) out.push_back({split, other->name, split, path});
   }
   return out;
 }

@@ -93,7 +93,8 @@ void check_resume_settings(const config::Config& run_config, const config::Confi
 bool is_training_time_model_key(const std::string& key) {
   return key == "model.hidden_dropout_prob" || key == "model.attention_probs_dropout_prob" ||
          key == "model.classifier_dropout_prob" || key == "model.initializer_range" ||
-         key.rfind("model.position.tisa.init_", 0) == 0;
+         // any scheme's initialisation settings (model.position.<scheme>.init_*): weights come from the checkpoint
+         (key.rfind("model.position.", 0) == 0 && key.find(".init_") != std::string::npos);
 }
 
 config::ModelConfig reconcile_model_config(const config::ModelConfig& checkpoint, const config::ModelConfig& requested,

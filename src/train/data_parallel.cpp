@@ -39,6 +39,17 @@ DataParallelRecord read_data_parallel_record(const std::string& checkpoint_dir) 
   return r;
 }
 
+namespace {
+
+// `applied` follows the (identical) reduced gradient norm; a disagreement would mean the replicas
+// diverged, which the weights would show anyway.
+void warn_if_ranks_disagree(double skipped, int world) {
+  if (skipped > 0 && skipped < world)
+    spdlog::warn("[dist] ranks disagree whether update was applied ({} of {} skipped)", skipped, world);
+}
+
+}  // namespace
+
 int64_t resolve_accumulation(const config::TrainingConfig& t, int world_size, const std::string& resume_dir) {
   if (t.global_batch > 0) return accumulation_for_world(t.global_batch, t.batch_size, t.accumulation, world_size);
   if (!resume_dir.empty()) {
@@ -59,16 +70,24 @@ bool reduce_step_result(Distributed& dist, StepResult& r, bool stop_requested) {
   if (!dist.enabled()) return stop_requested;
   auto s = dist.all_reduce_sum({r.loss, r.mlm_loss, r.sop_loss, static_cast<double>(r.tokens),
                                 stop_requested ? 1.0 : 0.0, r.applied ? 0.0 : 1.0});
-  const double w = static_cast<double>(dist.world_size());
-  r.loss = s[0] / w;
-  r.mlm_loss = s[1] / w;
-  r.sop_loss = s[2] / w;
+  // Each rank holds its share of the update's means (update_step.h): the sums are the means.
+  r.loss = s[0];
+  r.mlm_loss = s[1];
+  r.sop_loss = s[2];
   r.tokens = static_cast<int64_t>(s[3] + 0.5);
-  // `applied` follows the (identical) reduced gradient norm; a disagreement would mean the
-  // replicas diverged, which the weights would show anyway.
-  if (s[5] > 0 && s[5] < w)
-    spdlog::warn("[dist] ranks disagree whether update was applied ({} of {} skipped)", s[5], w);
+  warn_if_ranks_disagree(s[5], dist.world_size());
   return s[4] > 0;
+}
+
+bool reduce_update_result(Distributed& dist, UpdateResult& r, bool stop_requested) {
+  if (!dist.enabled()) return stop_requested;
+  std::vector<double> v = {r.loss, stop_requested ? 1.0 : 0.0, r.applied ? 0.0 : 1.0};
+  v.insert(v.end(), r.terms.begin(), r.terms.end());
+  auto s = dist.all_reduce_sum(v);
+  r.loss = s[0];
+  r.terms.assign(s.begin() + 3, s.end());
+  warn_if_ranks_disagree(s[2], dist.world_size());
+  return s[1] > 0;
 }
 
 EvalResult reduce_eval_result(Distributed& dist, const EvalResult& e) {

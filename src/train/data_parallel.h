@@ -1,6 +1,7 @@
 // Data parallelism in the pretraining run (distributed.h does the communication): the global
 // batch rule across world sizes, the checkpoint record that lets a resume keep the global batch,
-// and the reductions of per-update results and evaluation results over ranks.
+// and the reductions of per-update results and evaluation results over ranks (used by both
+// training loops: pretraining and GLUE).
 //
 // Global batch = training.batch_size (per process, per micro-batch) × accumulation × world size.
 // Accumulation per update is, in this order:
@@ -15,6 +16,7 @@
 
 #include "config/config.h"
 #include "train/pretrain_step.h"
+#include "train/update_step.h"
 
 namespace tisa::train {
 
@@ -36,9 +38,12 @@ DataParallelRecord read_data_parallel_record(const std::string& checkpoint_dir);
 // Accumulation per update by the rule above; `resume_dir` empty when not resuming.
 int64_t resolve_accumulation(const config::TrainingConfig& t, int world_size, const std::string& resume_dir);
 
-// Averages loss / mlm / sop / grad_norm over ranks (grad_norm is the same on every rank after the
-// all-reduce), sums tokens, and returns true when any rank requested a stop. One collective.
+// Sums loss / mlm / sop (each rank holds its share of the update's means, update_step.h) and
+// tokens over ranks (grad_norm is the same on every rank after the all-reduce), and returns true
+// when any rank requested a stop. One collective.
 bool reduce_step_result(Distributed& dist, StepResult& result, bool stop_requested);
+// The same for the generic update of the training skeleton (GLUE): loss and terms summed.
+bool reduce_update_result(Distributed& dist, UpdateResult& result, bool stop_requested);
 
 // Combines the per-rank evaluation of disjoint shards: sums of losses (mean × count), correct
 // predictions and counts over ranks.

@@ -393,6 +393,7 @@ struct GradientReducer::State {
     c10::intrusive_ptr<c10d::Work> work;
   };
   Distributed* dist = nullptr;
+  GradientReduction reduction = GradientReduction::kAverage;
   std::vector<at::Tensor> params;
   std::vector<Bucket> buckets;
   std::vector<size_t> bucket_of, slot_of;  // parameter → bucket, position in bucket
@@ -440,9 +441,11 @@ struct GradientReducer::State {
   }
 };
 
-GradientReducer::GradientReducer(Distributed& dist, const std::vector<at::Tensor>& parameters, int64_t bucket_bytes)
+GradientReducer::GradientReducer(Distributed& dist, const std::vector<at::Tensor>& parameters, int64_t bucket_bytes,
+                                 GradientReduction reduction)
     : dist_(dist), state_(std::make_shared<State>()) {
   state_->dist = &dist;
+  state_->reduction = reduction;
   if (!dist.enabled()) return;
   std::unordered_set<const void*> seen;
   for (const auto& p : parameters) {
@@ -520,7 +523,7 @@ void GradientReducer::reduce() {
   for (auto& b : s.buckets) {
     wait_work(b.work, "all-reduce of gradients", dist_.env());
     if (!b.comm.is_same(b.flat)) b.flat.copy_(b.comm);
-    b.flat.mul_(inv_world);
+    if (s.reduction == GradientReduction::kAverage) b.flat.mul_(inv_world);
     for (size_t k = 0; k < b.members.size(); ++k) {
       const size_t p = b.members[k];
       auto& param = s.params[p];

@@ -8,10 +8,11 @@
 // Rules of the data-parallel loop (README "Distributed training"):
 //   - rank 0 broadcasts the initial parameters and buffers (broadcast_tensors);
 //   - every rank reads its own shard of the examples (data::LoaderOptions rank/world_size);
-//   - gradients are summed over ranks in flattened buckets (~25 MB) and divided by the world
-//     size (GradientReducer), overlapped with the backward pass when armed; the optimiser, its
-//     clipping and LAMB's trust ratios therefore see the averaged gradient, identically on
-//     every rank, and the weights stay identical;
+//   - gradients are summed over ranks in flattened buckets (~25 MB) (GradientReducer), overlapped
+//     with the backward pass when armed; the training loops normalise each loss by the counts of
+//     the whole update (train/update_step.h), so the sum is the full-batch gradient; the
+//     optimiser, its clipping and LAMB's trust ratios see it identically on every rank, and the
+//     weights stay identical;
 //   - metrics are reduced as sums (all_reduce_sum), only rank 0 (is_main()) writes logs,
 //     metrics and checkpoints;
 //   - global batch = batch_size × accumulation × world_size (see accumulation_for_world()).
@@ -106,7 +107,7 @@ class Distributed {
 // the same group); a single-process group when WORLD_SIZE is unset. Ranks > 0 log warnings only.
 Distributed& process_group(const c10::Device& device);
 
-// Averages the gradients of `parameters` over the ranks in flattened buckets of about
+// Averages (or sums, see GradientReduction) the gradients of `parameters` over the ranks in flattened buckets of about
 // `bucket_bytes`. Two ways to use it, for one update of one or more micro-batches:
 //   plain:    backward(s) ...; reducer.reduce();
 //   overlap:  for each micro-batch: reducer.arm(is_last); backward; ... ; reducer.reduce();
@@ -118,11 +119,19 @@ Distributed& process_group(const c10::Device& device);
 // reduce(), and so are the buckets after it. Such a parameter counts as zero on that rank
 // and receives the average (so all ranks apply the same update). With one process reduce() is a
 // no-op. Parameters sharing storage (tied weights) are handled once.
+//
+// kAverage divides the sums by the world size (each rank's gradient is the mean of its own
+// share). kSum leaves the sums: the training loops normalise every loss by the counts of the
+// whole update over all ranks (train/update_step.h), so each rank's gradient is already its
+// share of the global mean and the sum is the full-batch gradient.
+enum class GradientReduction { kAverage, kSum };
+
 class GradientReducer {
  public:
   static constexpr int64_t kDefaultBucketBytes = 25 * 1024 * 1024;
   GradientReducer(Distributed& dist, const std::vector<at::Tensor>& parameters,
-                  int64_t bucket_bytes = kDefaultBucketBytes);
+                  int64_t bucket_bytes = kDefaultBucketBytes,
+                  GradientReduction reduction = GradientReduction::kAverage);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
@@ -130,7 +139,7 @@ class GradientReducer {
   // Call before each backward of an update; `last` = this backward completes the update's
   // gradient (only then do the hooks start the all-reduce).
   void arm(bool last);
-  // After the last backward: averaged gradients in .grad() on every rank.
+  // After the last backward: averaged (summed) gradients in .grad() on every rank.
   void reduce();
 
   int64_t num_buckets() const;

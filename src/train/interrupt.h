@@ -15,4 +15,22 @@ bool interrupt_requested();
 void request_interrupt();
 void clear_interrupt();
 
+// The handlers for the lifetime of one run (RAII: an exception unwinding the run removes them
+// too). `on` false only clears the flag (tests, embedded use).
+class InterruptScope {
+ public:
+  explicit InterruptScope(bool on) : on_(on) {
+    clear_interrupt();
+    if (on_) install_interrupt_handlers();
+  }
+  ~InterruptScope() {
+    if (on_) remove_interrupt_handlers();
+  }
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+
+ private:
+  bool on_;
+};
+
 }  // namespace tisa::train

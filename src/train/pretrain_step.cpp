@@ -6,6 +6,7 @@
 #include "optim/grad_utils.h"
 #include "train/device_copy.h"
 #include "train/distributed.h"
+#include "train/update_step.h"
 
 namespace tisa::train {
 namespace {
@@ -32,10 +33,16 @@ DeviceBatch to_device(const data::PretrainBatch& b, const torch::Device& device)
 }
 
 PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const DeviceBatch& b) {
+  namespace F = torch::nn::functional;
   auto out = model->forward(b.input_ids, b.token_type_ids, b.attention_mask, b.masked_positions);
+  auto mlm_logits = out.prediction_logits.reshape({-1, out.prediction_logits.size(-1)}).to(torch::kFloat);  // [M, V]
+  auto sop_logits = out.sop_logits.reshape({-1, 2}).to(torch::kFloat);                                     // [B, 2]
+  const auto sum = F::CrossEntropyFuncOptions().reduction(torch::kSum);
   PretrainLosses l;
-  l.mlm = model::mlm_loss(out.prediction_logits, b.masked_labels);  // mean over the M masked positions
-  l.sop = model::sop_loss(out.sop_logits, b.sop_labels);            // mean over the B examples
+  l.mlm_sum = F::cross_entropy(mlm_logits, b.masked_labels, sum);  // Σ over the M masked positions
+  l.sop_sum = F::cross_entropy(sop_logits, b.sop_labels, sum);     // Σ over the B examples
+  l.mlm = l.mlm_sum / static_cast<double>(b.masked_labels.size(0));  // NaN without masked positions, as a mean is
+  l.sop = l.sop_sum / static_cast<double>(b.sop_labels.size(0));
   l.total = l.mlm + l.sop;
   l.mlm_correct = out.prediction_logits.argmax(-1).eq(b.masked_labels).sum();
   l.sop_correct = out.sop_logits.argmax(-1).eq(b.sop_labels).sum();
@@ -54,39 +61,29 @@ PretrainStep::PretrainStep(model::AlbertForPreTraining model, optim::Optimizer& 
 
 StepResult PretrainStep::operator()(const std::vector<data::PretrainBatch>& micro_batches, int64_t updates_done) {
   TISA_CHECK(!micro_batches.empty(), "PretrainStep needs at least one micro-batch");
-  StepResult r;
-  const double scale = 1.0 / static_cast<double>(micro_batches.size());
-  torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device_));
-  torch::Tensor mlm_sum = loss_sum.clone(), sop_sum = loss_sum.clone();
+  std::vector<std::vector<double>> counts;  // per micro-batch: {masked tokens, examples}
+  for (const auto& mb : micro_batches)
+    counts.push_back({static_cast<double>(mb.masked_labels.size()), static_cast<double>(mb.batch_size)});
+  auto forward = [&](size_t i) {
+    DeviceBatch batch = to_device(micro_batches[i], device_);
+    model::AutocastScope autocast(device_, precision_ == config::Precision::kBf16);
+    PretrainLosses losses = pretraining_losses(model_, batch);
+    return std::vector<torch::Tensor>{losses.mlm_sum, losses.sop_sum};
+  };
+  UpdateStep update(optimizer_, schedule_, clip_norm_);
+  update.dist = dist;
+  update.reducer = reducer;
+  update.loss_hook = loss_hook;
   model_->train();
-  optimizer_.zero_grad();
-  for (const auto& mb : micro_batches) {
-    DeviceBatch batch = to_device(mb, device_);
-    PretrainLosses losses;
-    {
-      model::AutocastScope autocast(device_, precision_ == config::Precision::kBf16);
-      losses = pretraining_losses(model_, batch);
-    }
-    torch::Tensor loss = losses.total;
-    if (loss_hook) loss_hook(updates_done, loss);
-    if (reducer) reducer->arm(&mb == &micro_batches.back());  // [dist] all-reduce during the last backward
-    (loss * scale).backward();  // accumulate the gradient of the mean over micro-batches
-    loss_sum += loss.detach();
-    mlm_sum += losses.mlm.detach();
-    sop_sum += losses.sop.detach();
-    r.tokens += mb.num_tokens;
-  }
-  if (reducer) reducer->reduce();  // [dist] averaged gradients before clipping and LAMB's trust ratios
-  torch::Tensor grad_norm = optimizer_.clip_grad_norm(clip_norm_);  // measures, and clips when > 0
-  r.loss = loss_sum.item<double>() * scale;  // the one host sync of the update
-  r.mlm_loss = mlm_sum.item<double>() * scale;
-  r.sop_loss = sop_sum.item<double>() * scale;
-  r.grad_norm = grad_norm.item<double>();
-  r.lr = schedule_.lr_at(updates_done);
-  // A NaN/Inf loss or gradient would poison the weights and the moments: skip the update.
-  r.applied = std::isfinite(r.loss) && std::isfinite(r.grad_norm);
-  if (r.applied) optimizer_.step(r.lr);
-  optimizer_.zero_grad();  // free the gradients as soon as they are used
+  const UpdateResult u = update(counts, forward, updates_done);
+  StepResult r;
+  r.applied = u.applied;
+  r.loss = u.loss;
+  r.mlm_loss = u.terms[0];
+  r.sop_loss = u.terms[1];
+  r.grad_norm = u.grad_norm;
+  r.lr = u.lr;
+  for (const auto& mb : micro_batches) r.tokens += mb.num_tokens;
   return r;
 }
 
@@ -104,8 +101,8 @@ EvalResult evaluate(model::AlbertForPreTraining& model, data::PretrainBatchLoade
     DeviceBatch b = to_device(host, device);
     PretrainLosses l = pretraining_losses(model, b);
     const int64_t m = b.masked_labels.size(0), n = b.sop_labels.size(0);
-    mlm_sum += l.mlm.to(torch::kDouble) * static_cast<double>(m);  // mean · count = sum
-    sop_sum += l.sop.to(torch::kDouble) * static_cast<double>(n);
+    mlm_sum += l.mlm_sum.to(torch::kDouble);
+    sop_sum += l.sop_sum.to(torch::kDouble);
     mlm_correct += l.mlm_correct.to(torch::kDouble);
     sop_correct += l.sop_correct.to(torch::kDouble);
     r.predictions += m;

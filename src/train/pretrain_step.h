@@ -1,8 +1,8 @@
-// One pretraining update (SPEC §5, §7), reusable by the trainer and `tisa-train bench`:
-// forward + backward over the micro-batches of one update (gradient accumulation), MLM loss over
-// the masked positions only + SOP loss, global-norm clipping, a NaN/Inf check that skips the
-// update, and the optimiser step with the schedule's learning rate. Also the evaluation pass
-// (MLM / SOP loss and accuracy on held-out batches).
+// One pretraining update (SPEC §5, §7), reusable by the trainer and `tisa-train bench`: the
+// pretraining forward (MLM loss over the masked positions only + SOP loss) run through the shared
+// UpdateStep (update_step.h: loss normalised by the masked-token and example counts of the whole
+// update over all micro-batches and processes, clipping, NaN/Inf skip, optimiser step). Also the
+// evaluation pass (MLM / SOP loss and accuracy on held-out batches).
 #pragma once
 #include <torch/types.h>
 
@@ -18,7 +18,8 @@
 
 namespace tisa::train {
 
-class GradientReducer;  // train/distributed.h
+class Distributed;      // train/distributed.h
+class GradientReducer;
 
 // A batch as tensors on the training device.
 struct DeviceBatch {
@@ -37,6 +38,8 @@ struct PretrainLosses {
   torch::Tensor total;        // mlm + sop
   torch::Tensor mlm;          // mean cross-entropy over the masked positions
   torch::Tensor sop;          // mean cross-entropy of the sentence-order head
+  torch::Tensor mlm_sum;      // summed cross-entropy over the masked positions
+  torch::Tensor sop_sum;      // summed cross-entropy over the examples
   torch::Tensor mlm_correct;  // number of masked positions predicted right (int64, 0-dim)
   torch::Tensor sop_correct;  // number of examples whose order was predicted right
 };
@@ -45,7 +48,9 @@ PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const Devi
 // What one update did; values are host numbers (one sync per update).
 struct StepResult {
   bool applied = false;   // false: NaN/Inf loss or gradient norm, the update was skipped
-  double loss = 0, mlm_loss = 0, sop_loss = 0;  // means over the micro-batches
+  // Means over the masked tokens (MLM) and examples (SOP) of the whole update (update_step.h);
+  // this process's shares until reduce_step_result() sums them over the processes.
+  double loss = 0, mlm_loss = 0, sop_loss = 0;
   double grad_norm = 0;   // global norm before clipping
   double lr = 0;          // learning rate of this update
   int64_t tokens = 0;     // non-padding tokens of all micro-batches
@@ -56,16 +61,18 @@ class PretrainStep {
   PretrainStep(model::AlbertForPreTraining model, optim::Optimizer& optimizer, const optim::LrSchedule& schedule,
                double clip_norm, torch::Device device, config::Precision precision);
 
-  // One update from `micro_batches` (one or more; each loss is divided by their number so the
-  // gradient is that of the mean). `updates_done` = updates made so far (the schedule's t).
+  // One update from `micro_batches` (one or more; the gradient is that of the mean over every
+  // masked token / example of the update, update_step.h). `updates_done` = updates made so far
+  // (the schedule's t).
   StepResult operator()(const std::vector<data::PretrainBatch>& micro_batches, int64_t updates_done);
 
   // Debugging / tests: called with each micro-batch's loss before backward; may replace it
   // (e.g. multiply by NaN to exercise the bad-step path).
   std::function<void(int64_t updates_done, torch::Tensor& loss)> loss_hook;
 
-  // [dist] data parallelism: when set, gradients are averaged over the ranks (overlapped with the
-  // last micro-batch's backward) before clipping and the optimiser step.
+  // [dist] data parallelism: when set, the counts are summed over the ranks and the reducer (built
+  // with GradientReduction::kSum) sums the gradients, overlapped with the last backward.
+  Distributed* dist = nullptr;
   GradientReducer* reducer = nullptr;
 
  private:

@@ -28,6 +28,7 @@
 #include "train/data_parallel.h"
 #include "train/distributed.h"
 #include "train/interrupt.h"
+#include "train/run_context.h"
 #include "train/memory_estimate.h"
 #include "train/runtime_info.h"
 #include "train/training_state.h"
@@ -35,29 +36,6 @@
 namespace tisa::train {
 namespace stdfs = std::filesystem;
 namespace {
-
-// Installs the signal handlers for the run's lifetime.
-class SignalScope {
- public:
-  explicit SignalScope(bool on) : on_(on) {
-    clear_interrupt();
-    if (on_) install_interrupt_handlers();
-  }
-  ~SignalScope() {
-    if (on_) remove_interrupt_handlers();
-  }
-
- private:
-  bool on_;
-};
-
-torch::Device training_device(const config::TrainingConfig& t) {
-  if (t.device == config::Device::kCpu) return torch::kCPU;
-  if (!torch::cuda::is_available())
-    throw Error("training.device: cuda was requested but LibTorch sees no CUDA device "
-                "(this build: " + runtime_info().torch_version + "); use --set training.device=cpu");
-  return torch::Device(torch::kCUDA, 0);
-}
 
 // Loads HF-layout weights (model.safetensors + config.json of `dir`) into `model` in place.
 void load_weights(model::AlbertForPreTraining& model, const std::string& dir) {
@@ -68,15 +46,22 @@ void load_weights(model::AlbertForPreTraining& model, const std::string& dir) {
   model::load_state_dict(*model, tensors, file);
 }
 
-// Everything a run holds; built once by set_up(), used by the loop and the helpers.
+// Everything a run holds; built once by set_up(), used by the loop and the helpers. Device,
+// logs, metrics, signals, NaN policy and checkpoints are the skeleton's (run_context.h).
 struct Run {
-  Run(const config::Config& c, const PretrainRunOptions& o) : cfg(c), opt(o) {}
+  Run(const config::Config& c, const PretrainRunOptions& o, RunContext& context)
+      : cfg(c), opt(o), ctx(context), device(context.device()) {
+    dist = &context.dist();
+  }
   const config::Config& cfg;
   const PretrainRunOptions& opt;
+  RunContext& ctx;
   config::ModelConfig model_cfg;
-  torch::Device device = torch::kCPU;
+  config::Config resolved;      // cfg with the architecture of the start weights (config.yaml)
+  std::string resume_from;      // checkpoint folder when resuming, else ""
+  int64_t resume_step = 0;
+  torch::Device device;
   std::string run_dir, dataset_dir;
-  std::unique_ptr<CheckpointStore> checkpoints;
   std::shared_ptr<const data::PretrainDataset> dataset;
   std::shared_ptr<const data::ExampleBuilder> train_examples, valid_examples;
   std::unique_ptr<data::PretrainBatchLoader> loader;
@@ -84,9 +69,8 @@ struct Run {
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::LrSchedule> schedule;
   std::unique_ptr<PretrainStep> step_fn;
-  std::unique_ptr<MetricsWriter> metrics;
-  // [dist] data parallelism (train/distributed.h): set by run_pretraining; a single process when
-  // WORLD_SIZE is unset. Only rank 0 (dist->is_main()) writes logs, metrics and checkpoints.
+  // [dist] data parallelism (train/distributed.h): a single process when WORLD_SIZE is unset.
+  // Only rank 0 (dist->is_main()) writes logs, metrics and checkpoints.
   Distributed* dist = nullptr;
   std::unique_ptr<GradientReducer> reducer;
   int64_t accumulation = 1;  // micro-batches per update (data_parallel.h: global batch rule)
@@ -99,7 +83,7 @@ struct Run {
   std::chrono::steady_clock::time_point log_start = std::chrono::steady_clock::now();
 };
 
-PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunOptions& options, Distributed& dist);
+PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunOptions& options, RunContext& ctx);
 void set_up(Run& run);
 std::vector<data::PretrainBatch> next_micro_batches(Run& run);
 void handle_bad_step(Run& run, const StepResult& r);
@@ -116,7 +100,7 @@ bool run_loop(Run& run) {
   for (int64_t step = run.state.step; step < t.steps;) {
     std::vector<data::PretrainBatch> micro = next_micro_batches(run);  // `accumulation` batches [B, L]
     StepResult r = (*run.step_fn)(micro, step);                         // fwd + bwd + clip + update
-    const bool interrupted = reduce_step_result(*run.dist, r, interrupt_requested());  // [dist] mean over ranks
+    const bool interrupted = reduce_step_result(*run.dist, r, interrupt_requested());  // [dist] sum of the ranks' shares
     run.state.step = ++step;
     run.state.data_position = run.loader->position().to_json();
     handle_bad_step(run, r);                                            // skip NaN/Inf, stop after too many
@@ -150,24 +134,15 @@ PretrainRunResult run_pretraining(const config::Config& cfg, const PretrainRunOp
   }
   // [dist] join the process group of RANK/WORLD_SIZE/MASTER_* (none: a single process).
   auto dist = Distributed::from_environment(rank_device(training_device(cfg.training)));
-  std::optional<logging::RunLogFile> log_file;
-  if (dist->is_main()) log_file.emplace(options.run_dir + "/train.log");
-  else spdlog::set_level(spdlog::level::warn);  // other ranks: warnings and errors only
-  try {
-    return train_in_run_dir(cfg, options, *dist);
-  } catch (const std::exception& e) {
-    if (log_file) log_file->record_fatal(e.what());  // main() prints it once the file sink is gone
-    throw;
-  }
+  RunContext ctx(options.run_dir, cfg.training, *dist, options.handle_signals, cfg.data.workers);
+  return ctx.guard([&] { return train_in_run_dir(cfg, options, ctx); });
 }
 
 namespace {
 
-PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunOptions& options, Distributed& dist) {
-  SignalScope signals(options.handle_signals);
-  Run run(cfg, options);
+PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunOptions& options, RunContext& ctx) {
+  Run run(cfg, options, ctx);
   run.run_dir = options.run_dir;
-  run.dist = &dist;
   set_up(run);
   const bool finished = run_loop(run);
   run.result.step = run.state.step;
@@ -186,45 +161,64 @@ PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunO
   return run.result;
 }
 
-void set_up(Run& run) {
-  const auto& cfg = run.cfg;
-  const auto& t = cfg.training;
-  warn_about_slow_runtime();
-  apply_thread_settings(t.threads, cfg.data.workers);
-  at::globalContext().setDeterministicAlgorithms(t.deterministic, /*warn_only=*/true);
-  run.device = rank_device(training_device(t));  // [dist] cuda:LOCAL_RANK
-  run.checkpoints = std::make_unique<CheckpointStore>(run.run_dir + "/checkpoints");
+// set_up() in four parts, in this order: where the weights come from (and so the architecture),
+// the data, the model with its optimiser and data parallelism, the state to start from.
+void choose_start(Run& run);
+void open_data(Run& run);
+void build_model(Run& run);
+void start_state_and_loader(Run& run);
 
-  // Where the weights come from decides the architecture (STYLE §8).
-  std::string resume_from;
-  int64_t resume_step = 0;
+void set_up(Run& run) {
+  warn_about_slow_runtime();
+  choose_start(run);
+  open_data(run);
+  build_model(run);
+  start_state_and_loader(run);
+  const auto& t = run.cfg.training;
+  int64_t n_params = 0;
+  for (const auto& p : run.model->parameters()) n_params += p.numel();
+  if (run.dist->enabled())
+    spdlog::info("[dist] {} processes ({}), global batch {} = {} per process x {} accumulation x {}",
+                 run.dist->world_size(), run.dist->backend_name(), t.batch_size * run.accumulation * run.dist->world_size(),
+                 t.batch_size, run.accumulation, run.dist->world_size());
+  spdlog::info("[train] run {}: {} parameters ({} positional), {} on {}, {} {} steps of {}x{} examples, seq {}",
+               run.run_dir, n_params, model::positional_parameter_count(run.model_cfg), run.optimizer->kind(),
+               run.device.str(), t.precision == config::Precision::kBf16 ? "bf16" : "fp32", t.steps, t.batch_size,
+               run.accumulation, run.cfg.data.max_seq_length);
+}
+
+// Where the weights come from decides the architecture (STYLE §8): the checkpoint to resume, the
+// --init folder, or the config. Writes the resolved config.yaml and opens the metrics stream.
+void choose_start(Run& run) {
+  const auto& cfg = run.cfg;
   run.model_cfg = cfg.model;
   if (run.opt.resume) {
-    auto latest = run.checkpoints->latest_valid();
-    if (!latest)
-      throw Error("--resume: no valid checkpoint in " + run.checkpoints->dir() +
-                  " (hint: start without --resume, or pass the --run-dir of the run to continue)");
-    resume_from = latest->path;
-    resume_step = latest->step;
-    run.model_cfg = reconcile_model_config(model::read_hf_config(resume_from).model, cfg.model, resume_from);
+    const CheckpointInfo latest =
+        run.ctx.resume_point("start without --resume, or pass the --run-dir of the run to continue");
+    run.resume_from = latest.path;
+    run.resume_step = latest.step;
+    run.model_cfg = reconcile_model_config(model::read_hf_config(run.resume_from).model, cfg.model, run.resume_from);
   } else if (!run.opt.init_dir.empty()) {
     run.model_cfg = reconcile_model_config(model::read_hf_config(run.opt.init_dir).model, cfg.model, run.opt.init_dir);
   }
-  config::Config resolved = cfg;
-  resolved.model = run.model_cfg;
+  run.resolved = cfg;
+  run.resolved.model = run.model_cfg;
   // Absolute, so that the run's config.yaml still finds the data when loaded from the run folder.
-  if (!resolved.data.dataset.empty()) resolved.data.dataset = stdfs::absolute(cfg.data.dataset).lexically_normal().string();
+  if (!cfg.data.dataset.empty())
+    run.resolved.data.dataset = stdfs::absolute(cfg.data.dataset).lexically_normal().string();
   const std::string run_config = run.run_dir + "/config.yaml";
-  if (!resume_from.empty() && fs::exists(run_config))
-    check_resume_settings(config::load_config(run_config), resolved, run_config);
+  if (!run.resume_from.empty() && fs::exists(run_config))
+    check_resume_settings(config::load_config(run_config), run.resolved, run_config);
+  if (run.dist->is_main()) config::write_resolved_config(run.resolved, run_config);
   // The steps after the checkpoint are redone: their old records must not stay in the stream.
-  if (!resume_from.empty() && run.dist->is_main())
-    MetricsWriter::drop_records_after(run.run_dir + "/metrics.jsonl", resume_step);
-  if (run.dist->is_main()) config::write_resolved_config(resolved, run_config);
-  run.metrics = run.dist->is_main() ? std::make_unique<MetricsWriter>(run.run_dir + "/metrics.jsonl")
-                                    : std::make_unique<MetricsWriter>();  // [dist] disabled on ranks > 0
+  run.ctx.open_metrics(run.resume_from.empty() ? -1 : run.resume_step);
+}
 
-  // Data (SPEC §5): the dataset must fit the model's vocabulary and positions.
+// Data (SPEC §5): the dataset must fit the model's vocabulary; sizes that cannot fit in memory
+// are refused before anything is allocated.
+void open_data(Run& run) {
+  const auto& cfg = run.cfg;
+  const auto& t = cfg.training;
   if (cfg.data.dataset.empty()) throw Error("data.dataset: no dataset folder given (hint: run `tisa-train prepare pretrain` and set data.dataset)");
   run.dataset_dir = cfg.data.dataset;
   run.dataset = std::make_shared<const data::PretrainDataset>(cfg.data.dataset);
@@ -236,22 +230,25 @@ void set_up(Run& run) {
   auto examples = data::ExampleOptions::from_config(cfg.data, static_cast<uint64_t>(t.seed));
   run.train_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "train", examples);
   run.valid_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "valid", examples);
-
-  // Sizes that cannot fit are refused before anything is allocated. The weights are first built
-  // in host memory; the activations live on the CPU only when training there.
+  // The weights are first built in host memory; the activations live on the CPU only when
+  // training there.
   const auto need = estimate_training_memory(run.model_cfg, t.batch_size, cfg.data.max_seq_length,
                                              cfg.data.max_predictions_per_seq);
   MemoryEstimate host = need;
   if (run.device.is_cuda()) host.activation_bytes = 0, host.parameter_bytes = 4 * need.parameters;
   require_memory_fits(host, physical_memory_bytes(), "training.batch_size", t.batch_size, "data.max_seq_length",
                       cfg.data.max_seq_length);
+}
 
-  // Model, optimiser, schedule. Weights are initialised from the seed, then overwritten by
-  // --init or the checkpoint; the generator state is restored afterwards.
+// Model, optimiser, schedule, the update step and data parallelism. Weights are initialised from
+// the seed, then overwritten by --init or the checkpoint; the generator state is restored later.
+void build_model(Run& run) {
+  const auto& cfg = run.cfg;
+  const auto& t = cfg.training;
   torch::manual_seed(static_cast<uint64_t>(t.seed));
   run.model = model::AlbertForPreTraining(run.model_cfg);
   run.model->to(run.device);
-  if (!resume_from.empty()) load_weights(run.model, resume_from);
+  if (!run.resume_from.empty()) load_weights(run.model, run.resume_from);
   else if (!run.opt.init_dir.empty()) load_weights(run.model, run.opt.init_dir);
   optim::NamedParams params;
   for (const auto& p : run.model->named_parameters(true)) params.emplace_back(p.key(), p.value());
@@ -260,31 +257,37 @@ void set_up(Run& run) {
   run.step_fn = std::make_unique<PretrainStep>(run.model, *run.optimizer, *run.schedule, cfg.optimizer.clip_norm,
                                                run.device, t.precision);
   run.step_fn->loss_hook = run.opt.loss_hook;
-  // [dist] every rank starts from rank 0's weights; gradients are averaged in buckets. The ranks
-  // must first agree on what they train (model, optimiser, data, schedule: the resolved config).
-  // (The dataset path may be mounted at different places on different machines: not compared.)
-  config::Config compared = resolved;
+  run.step_fn->dist = run.dist;  // [dist] counts of the whole update (update_step.h)
+  // [dist] every rank starts from rank 0's weights; gradients are summed in buckets (each rank's
+  // loss is its share of the update's mean). The ranks must first agree on what they train
+  // (model, optimiser, data, schedule: the resolved config). (The dataset path may be mounted at
+  // different places on different machines: not compared.)
+  config::Config compared = run.resolved;
   compared.data.dataset.clear();
   run.dist->require_same_on_all_ranks(fs::fnv1a64(config::dump_yaml(compared)), "the training settings");
-  if (run.dist->enabled()) {
-    std::vector<at::Tensor> state_tensors;
-    for (const auto& p : run.model->parameters()) state_tensors.push_back(p);
-    for (const auto& b : run.model->buffers()) state_tensors.push_back(b);
-    run.dist->broadcast_tensors(state_tensors);
-    run.reducer = std::make_unique<GradientReducer>(*run.dist, run.model->parameters());
-    run.step_fn->reducer = run.reducer.get();
-  }
+  if (!run.dist->enabled()) return;
+  std::vector<at::Tensor> state_tensors;
+  for (const auto& p : run.model->parameters()) state_tensors.push_back(p);
+  for (const auto& b : run.model->buffers()) state_tensors.push_back(b);
+  run.dist->broadcast_tensors(state_tensors);
+  run.reducer = std::make_unique<GradientReducer>(*run.dist, run.model->parameters(),
+                                                  GradientReducer::kDefaultBucketBytes, GradientReduction::kSum);
+  run.step_fn->reducer = run.reducer.get();
+}
 
+// The checkpoint's optimiser state, training state and generators (on resume), the accumulation
+// that keeps the global batch, and the training loader at the data position to continue from.
+void start_state_and_loader(Run& run) {
+  const auto& cfg = run.cfg;
+  const auto& t = cfg.training;
   data::DataPosition start;
-  if (!resume_from.empty()) {
-    run.optimizer->load_state_dict(model::load_tensor_file(resume_from + "/" + kOptimizerFile).tensors);
-    run.state = load_training_state(resume_from + "/" + kTrainingStateFile);
-    restore_rng(run.state, run.device.is_cuda());
+  if (!run.resume_from.empty()) {
+    run.state = run.ctx.load_checkpoint(run.resume_from, *run.optimizer);  // optimiser, state, generators
     start = data::DataPosition::from_json(run.state.data_position);
-    run.result.last_checkpoint = resume_from;
+    run.result.last_checkpoint = run.resume_from;
     if (run.state.last_eval_mlm_loss) run.last_eval_step = run.state.step;
-    spdlog::info("[train] resuming {} at step {} (data epoch {} index {})", resume_from, run.state.step, start.epoch,
-                 start.index);
+    spdlog::info("[train] resuming {} at step {} (data epoch {} index {})", run.resume_from, run.state.step,
+                 start.epoch, start.index);
   }
   data::LoaderOptions lo;
   lo.batch_size = t.batch_size;
@@ -292,19 +295,8 @@ void set_up(Run& run) {
   lo.prefetch_batches = cfg.data.prefetch_batches;
   lo.rank = run.dist->rank();  // [dist] this rank's shard
   lo.world_size = run.dist->world_size();
-  run.accumulation = resolve_accumulation(t, run.dist->world_size(), resume_from);
+  run.accumulation = resolve_accumulation(t, run.dist->world_size(), run.resume_from);
   run.loader = std::make_unique<data::PretrainBatchLoader>(run.train_examples, lo, start);
-
-  int64_t n_params = 0;
-  for (const auto& p : run.model->parameters()) n_params += p.numel();
-  if (run.dist->enabled())
-    spdlog::info("[dist] {} processes ({}), global batch {} = {} per process x {} accumulation x {}",
-                 run.dist->world_size(), run.dist->backend_name(), t.batch_size * run.accumulation * run.dist->world_size(),
-                 t.batch_size, run.accumulation, run.dist->world_size());
-  spdlog::info("[train] run {}: {} parameters ({} positional), {} on {}, {} {} steps of {}x{} examples, seq {}",
-               run.run_dir, n_params, model::positional_parameter_count(run.model_cfg), run.optimizer->kind(),
-               run.device.str(), t.precision == config::Precision::kBf16 ? "bf16" : "fp32", t.steps, t.batch_size,
-               run.accumulation, cfg.data.max_seq_length);
 }
 
 std::vector<data::PretrainBatch> next_micro_batches(Run& run) {
@@ -316,23 +308,10 @@ std::vector<data::PretrainBatch> next_micro_batches(Run& run) {
 
 void handle_bad_step(Run& run, const StepResult& r) {
   run.result.train_losses.push_back(r.applied ? r.loss : std::nan(""));
-  if (r.applied) {
-    run.state.consecutive_bad_steps = 0;
-    run.state.tokens_seen += r.tokens;
-    run.state.lr = r.lr;
-    return;
-  }
-  ++run.state.consecutive_bad_steps;
-  ++run.state.skipped_steps;
-  spdlog::warn("[train] step {}: loss {} / gradient norm {} is not finite; update skipped ({} in a row, limit {})",
-               run.state.step, r.loss, r.grad_norm, run.state.consecutive_bad_steps, run.cfg.training.max_bad_steps);
-  run.metrics->write("skipped", run.state.step, {{"loss", r.loss}, {"grad_norm", r.grad_norm}});
-  if (run.state.consecutive_bad_steps >= run.cfg.training.max_bad_steps)
-    throw Error("[train] stopping at step " + std::to_string(run.state.step) + ": the loss or gradient was NaN/Inf " +
-                std::to_string(run.state.consecutive_bad_steps) +
-                " updates in a row (training.max_bad_steps). The weights diverged or the data is broken; "
-                "last checkpoint: " + (run.result.last_checkpoint.empty() ? "none" : run.result.last_checkpoint) +
-                ". Hint: lower optimizer.lr, raise schedule.warmup_steps, or use precision fp32.");
+  run.ctx.count_update(run.state, r.applied, r.loss, r.grad_norm, run.cfg.training.max_bad_steps, "train");
+  if (!r.applied) return;
+  run.state.tokens_seen += r.tokens;
+  run.state.lr = r.lr;
 }
 
 void log_step(Run& run, const StepResult& r) {
@@ -348,7 +327,7 @@ void log_step(Run& run, const StepResult& r) {
   const double n = static_cast<double>(run.log_steps), tok_s = seconds > 0 ? run.log_tokens / seconds : 0.0;
   spdlog::info("[train] step {} loss {:.4f} mlm {:.4f} sop {:.4f} lr {:.3e} grad_norm {:.3f} tok/s {:.0f}", step,
                run.log_loss / n, run.log_mlm / n, run.log_sop / n, r.lr, r.grad_norm, tok_s);
-  run.metrics->write("train", step, {{"loss", run.log_loss / n}, {"mlm_loss", run.log_mlm / n},
+  run.ctx.metrics().write("train", step, {{"loss", run.log_loss / n}, {"mlm_loss", run.log_mlm / n},
                                      {"sop_loss", run.log_sop / n}, {"lr", r.lr}, {"grad_norm", r.grad_norm},
                                      {"tokens_per_s", tok_s}, {"tokens_seen", run.state.tokens_seen}});
   run.log_loss = run.log_mlm = run.log_sop = 0;
@@ -392,7 +371,7 @@ void run_evaluation(Run& run) {
     spdlog::info("[eval] step {} tau_gram {:.4f} tau_heads_mean {:.4f}", run.state.step, tau->tau_gram,
                  tau->tau_heads_mean);
   }
-  run.metrics->write("eval", run.state.step, values);
+  run.ctx.metrics().write("eval", run.state.step, values);
 }
 
 void save_checkpoint(Run& run) {
@@ -405,19 +384,16 @@ void save_checkpoint(Run& run) {
     s.best_eval_mlm_loss = s.last_eval_mlm_loss;
     s.best_step = s.step;
   }
-  capture_rng(s, run.device.is_cuda());
   for (const auto& [name, type] : config::kScheduleTypeNames)
     if (type == run.cfg.schedule.type) s.schedule = name;
-  run.result.last_checkpoint = run.checkpoints->save(s.step, [&](const std::string& dir) {
-    model::save_hf_model(dir, *run.model, run.model_cfg, model::kPretrainingArchitecture);
-    model::save_tensor_file(dir + "/" + kOptimizerFile, run.optimizer->state_dict(),
-                            {{"optimizer", run.optimizer->kind()}});
-    save_training_state(s, dir + "/" + kTrainingStateFile);
-    write_data_parallel_record(dir, {run.dist->world_size(), run.cfg.training.batch_size, run.accumulation});  // [dist]
-  });
-  run.checkpoints->prune(run.cfg.training.keep_checkpoints,
-                         s.best_step >= 0 ? std::optional<int64_t>(s.best_step) : std::nullopt);
-  spdlog::info("[checkpoint] step {} saved to {}", s.step, run.result.last_checkpoint);
+  const auto& t = run.cfg.training;
+  run.result.last_checkpoint = run.ctx.save_checkpoint(
+      s, *run.optimizer,
+      [&](const std::string& dir) {
+        model::save_hf_model(dir, *run.model, run.model_cfg, model::kPretrainingArchitecture);
+        write_data_parallel_record(dir, {run.dist->world_size(), t.batch_size, run.accumulation});  // [dist]
+      },
+      t.keep_checkpoints, s.best_step >= 0 ? std::optional<int64_t>(s.best_step) : std::nullopt);
 }
 
 void write_final_model(Run& run) {

@@ -7,8 +7,10 @@
 //                               training_state.json, manifest.json (train/checkpoint.h)
 //   <run>/final/                config.json, model.safetensors, the dataset's tokenizer file
 //   <run>/.lock                 held while the run is alive (common/run_directory.h)
-// The update itself is PretrainStep (pretrain_step.h); this file adds the data, evaluation,
-// checkpoints, resume, NaN policy and signals around it.
+// The update itself is PretrainStep (pretrain_step.h) on the shared UpdateStep (update_step.h);
+// device, logs, metrics, signals, the NaN policy and checkpoint/resume mechanics are the training
+// skeleton's (run_context.h), shared with GLUE fine-tuning. This file adds the data, evaluation
+// and what goes into a checkpoint.
 #pragma once
 #include <torch/types.h>
 

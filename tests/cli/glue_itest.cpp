@@ -8,8 +8,17 @@
 //    QQP files written here: the others are skipped; leaderboard files have the official row
 //    counts, the label strings, STS-B clipped to [0, 5] with 3 decimals, MNLI-m/-mm and AX.
 //  * several seeds: per-metric mean/std/median; `prepare glue` is a no-op when nothing changed.
+//  * issue 16: SIGTERM makes `glue` save a checkpoint and exit 130; `glue --resume` after that,
+//    or after SIGKILL, ends bit-identical to an uninterrupted run (weights, optimiser, best model,
+//    results).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -19,10 +28,13 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "common/fs.h"
 #include "io/safetensors.h"
 #include "support/test_paths.h"
+
+extern char** environ;
 
 namespace {
 
@@ -535,3 +547,104 @@ TEST(GlueEndToEnd, EveryEvaluationNaNIsAnErrorNotABestStep) {
 }
 
 }  // namespace
+
+namespace {
+
+// Starts `tisa-train <args>` (output into `log`) and returns its pid (the front exec()s the
+// trainer, so the pid is the trainer's).
+pid_t start_tisa_train(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> argv = {tisa::test::bin_dir() + "/tisa-train"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = -1;
+  EXPECT_EQ(posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
+// Waits until `dir` holds a sealed checkpoint (at most 120 s); false when none appeared.
+bool wait_for_checkpoint(const std::string& dir) {
+  for (int i = 0; i < 12000; ++i) {
+    if (stdfs::is_directory(dir))
+      for (const auto& e : stdfs::directory_iterator(dir))
+        if (e.path().filename().string().rfind("step-", 0) == 0 && stdfs::exists(e.path() / "manifest.json"))
+          return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+int wait_exit(pid_t pid) {
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string w;
+  while (ss >> w) out.push_back(w);
+  return out;
+}
+
+}  // namespace
+
+TEST(GlueEndToEnd, InterruptAndResumeEndBitIdentical) {
+  const std::string sample = tisa::test::source_dir() + "/data/sample/glue";
+  ASSERT_TRUE(tisa::test::file_exists(sample + "/SST-2/train.tsv")) << sample;
+  const std::string tmp = tisa::test::make_temp_dir("glue_resume");
+  const std::string glue_dir = tmp + "/glue";
+  copy_task(sample, glue_dir, "SST-2");
+  const std::string init = tmp + "/init";
+  write_tiny_albert(init, make_vocab(column(glue_dir + "/SST-2/train.tsv", 0, true), 3000));
+  // Classifier dropout stays on: the resumed run must also restore the random generator.
+  const std::string common = "glue --task SST-2 --data-dir " + glue_dir + " --init " + init +
+                             " --seeds 1 --set glue.lr=1e-3 --set glue.batch_size=16 --set glue.steps=240"
+                             " --set glue.warmup_steps=10 --set glue.max_length=64 --set glue.eval_interval=80"
+                             " --set training.checkpoint_interval=5 --set training.keep_checkpoints=2"
+                             " --set training.threads=1 --set training.log_interval=10";
+  CmdResult full = run(common + " --run-dir " + tmp + "/full", tmp + "/full.log");
+  ASSERT_EQ(full.rc, 0) << full.output;
+  const std::string seed = "/SST-2/seed-1";
+  const std::string last = seed + "/checkpoints/step-000240";
+  ASSERT_TRUE(tisa::test::file_exists(tmp + "/full" + last + "/weights.safetensors")) << full.output;
+
+  for (int sig : {SIGTERM, SIGKILL}) {
+    const std::string name = sig == SIGTERM ? "term" : "kill";
+    const std::string dir = tmp + "/" + name;
+    std::vector<std::string> args = split_words(common);
+    args.insert(args.end(), {"--run-dir", dir});
+    const pid_t pid = start_tisa_train(args, tmp + "/" + name + "1.log");
+    ASSERT_TRUE(wait_for_checkpoint(dir + seed + "/checkpoints")) << tisa::fs::read_file(tmp + "/" + name + "1.log");
+    ::kill(pid, sig);
+    const int rc = wait_exit(pid);
+    const std::string log1 = tisa::fs::read_file(tmp + "/" + name + "1.log");
+    ASSERT_FALSE(tisa::test::file_exists(dir + seed + "/results.json")) << "the run ended before the signal\n" << log1;
+    if (sig == SIGTERM) {
+      EXPECT_EQ(rc, 130) << log1;  // as `pretrain`: a checkpoint saved, exit 130
+      EXPECT_NE(log1.find("interrupted after step"), std::string::npos) << log1;
+    } else {
+      EXPECT_EQ(rc, 128 + SIGKILL) << log1;
+    }
+    CmdResult resumed = run(common + " --run-dir " + dir + " --resume", tmp + "/" + name + "2.log");
+    ASSERT_EQ(resumed.rc, 0) << resumed.output;
+    EXPECT_NE(resumed.output.find("resuming"), std::string::npos) << resumed.output;
+    for (const std::string file : {last + "/weights.safetensors", last + "/optimizer.safetensors",
+                                   last + "/training_state.json", seed + "/best/model.safetensors"}) {
+      const std::string a = tisa::test::slurp(tmp + "/full" + file), b = tisa::test::slurp(dir + file);
+      EXPECT_FALSE(a.empty()) << file;
+      EXPECT_TRUE(a == b) << name << ": " << file << " differs from the uninterrupted run's";
+    }
+    const json ra = read_json(tmp + "/full" + seed + "/results.json"), rb = read_json(dir + seed + "/results.json");
+    EXPECT_EQ(ra["metrics"], rb["metrics"]) << name;
+    EXPECT_EQ(ra["history"], rb["history"]) << name;
+    EXPECT_EQ(ra["best_step"], rb["best_step"]) << name;
+  }
+}

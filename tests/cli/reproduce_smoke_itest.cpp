@@ -57,7 +57,8 @@ TEST(ReproduceSmoke, WritesTheTableAndResumes) {
   ASSERT_EQ(run(base + " --seeds 1,2,3 > " + dir + "/log1.txt 2>&1"), 0) << slurp(dir + "/log1.txt");
   const std::string md = slurp(out + "/results.md");
   ASSERT_FALSE(md.empty()) << slurp(dir + "/log1.txt");
-  for (const char* row : {"| absolute |", "| absolute_tisa |", "| tisa |", "| shaw |", "| none |"})
+  for (const char* row : {"| absolute |", "| absolute_tisa |", "| tisa |", "| shaw |", "| none |", "| rope |",
+                          "| alibi |", "| t5 |", "| kerple_log |", "| fire |", "| sinusoidal |"})
     EXPECT_TRUE(contains(md, row)) << row << "\n" << md;
   EXPECT_TRUE(contains(md, "L=64 (1×)")) << md;
   EXPECT_TRUE(contains(md, "L=256 (4×)")) << md;
@@ -67,11 +68,14 @@ TEST(ReproduceSmoke, WritesTheTableAndResumes) {
 
   const auto r = nlohmann::json::parse(slurp(out + "/results.json"));
   EXPECT_EQ(r["tasks"], nlohmann::json({"SST-2"}));
-  ASSERT_EQ(r["variants"].size(), 5u);
+  ASSERT_EQ(r["variants"].size(), 11u);
   // Tiny ALBERT (E 32, H 64, 2 layers, 2 heads, d 32) with P = 128: absolute P·E = 4096;
-  // TISA 3·S·H·L = 3·5·2·2 = 60; Shaw 2·(2k+1)·d·L = 2·33·32·2 = 4224.
+  // TISA 3·S·H·L = 3·5·2·2 = 60; Shaw 2·(2k+1)·d·L = 2·33·32·2 = 4224; T5 32 buckets·H·L = 128;
+  // KERPLE-log 2·H·L = 8; FIRE ((1+1)·32 + (32+1)·2 + 2)·L = 264; rope, alibi, sinusoidal none.
   const std::map<std::string, int64_t> expected_params = {
-      {"absolute", 4096}, {"absolute_tisa", 4156}, {"tisa", 60}, {"shaw", 4224}, {"none", 0}};
+      {"absolute", 4096}, {"absolute_tisa", 4156}, {"tisa", 60}, {"shaw", 4224}, {"none", 0},
+      {"rope", 0},        {"alibi", 0},            {"t5", 128},  {"kerple_log", 8}, {"fire", 264},
+      {"sinusoidal", 0}};
   for (const auto& v : r["variants"]) {
     const std::string name = v["name"];
     SCOPED_TRACE(name);

@@ -185,7 +185,8 @@ TEST(ConfigTest, UnknownEnumValueListsChoices) {
   auto dir = tisa::test::make_temp_dir("cfg");
   std::string path = write(dir, "a.yaml", "model:\n  position:\n    relative: tisaa\n");
   std::string msg = error_of([&] { load_config(path); });
-  EXPECT_HAS(msg, path + ":3:15: model.position.relative: unknown value 'tisaa' (expected one of: none, shaw, tisa); "
+  EXPECT_HAS(msg, path + ":3:15: model.position.relative: unknown value 'tisaa' (expected one of: none, shaw, tisa, rope, alibi, t5, "
+                         "kerple_log, fire, sinusoidal); "
                          "did you mean 'tisa'?");
   msg = error_of([] { tisa::config::config_from_overrides({"optimizer.type=sgd"}); });
   EXPECT_HAS(msg, "optimizer.type: unknown value 'sgd' (expected one of: lamb, adamw)");
@@ -301,9 +302,11 @@ TEST(ConfigTest, DescribeDefaultsListsEveryKey) {
   EXPECT_HAS(text, "model.position.tisa.kernels");
   EXPECT_HAS(text, "int = 5");
   EXPECT_HAS(text, "model.position.relative");
-  EXPECT_HAS(text, "{none|shaw|tisa} = none");
+  EXPECT_HAS(text, "{none|shaw|tisa|rope|alibi|t5|kerple_log|fire|sinusoidal} = none");
+  EXPECT_HAS(text, "{per_layer|per_module|model} = per_layer");
   EXPECT_HAS(text, "glue.eval_batch_size");
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 17 + 2 + 4 + 7 + 10 + 9 + 3 + 15 + 12);  // model, position, shaw, tisa, data, optimizer, schedule, training, glue
+  // model, position, shaw, tisa, rope, t5, fire, data, optimizer, schedule, training, glue
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 17 + 3 + 4 + 7 + 1 + 2 + 3 + 10 + 9 + 3 + 15 + 12);
 }
 
 TEST(ConfigTest, ModelConfigJsonRoundTrip) {

@@ -82,10 +82,10 @@ TEST(Albert, ParameterNamesPerScheme) {
 
 TEST(Albert, RegistryNamesUnknownScheme) {
   try {
-    tisa::model::make_relative_schemes("alibi", tiny(true, RelativeScheme::kNone), 1);
+    tisa::model::make_relative_schemes("alibbi", tiny(true, RelativeScheme::kNone), 1);
     FAIL();
   } catch (const tisa::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("none, shaw, tisa"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("none, shaw, tisa, rope"), std::string::npos) << e.what();
   }
 }
 

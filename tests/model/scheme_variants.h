@@ -27,6 +27,13 @@ inline const SchemeVariant kSchemeVariants[] = {
     {"absolute+tisa", true, config::RelativeScheme::kTisa, false, true},
     {"shaw_key_only", false, config::RelativeScheme::kShaw, false, true},
     {"shaw_key_value", false, config::RelativeScheme::kShaw, true, false},
+    {"rope", false, config::RelativeScheme::kRope, false, true},
+    {"absolute+rope", true, config::RelativeScheme::kRope, false, true},
+    {"alibi", false, config::RelativeScheme::kAlibi, false, true},
+    {"t5", false, config::RelativeScheme::kT5, false, true},
+    {"kerple_log", false, config::RelativeScheme::kKerpleLog, false, true},
+    {"fire", false, config::RelativeScheme::kFire, false, true},
+    {"sinusoidal", false, config::RelativeScheme::kSinusoidal, false, true},
 };
 
 inline config::ModelConfig tiny_model(const SchemeVariant& v) {
@@ -43,6 +50,10 @@ inline config::ModelConfig tiny_model(const SchemeVariant& v) {
   c.position.shaw.max_distance = 3;
   c.position.shaw.values = v.shaw_values;
   c.position.tisa.kernels = 2;
+  c.position.t5.num_buckets = 8;
+  c.position.t5.max_distance = 16;
+  c.position.fire.hidden_size = 8;
+  c.position.fire.init_threshold = 6;  // below the test length 11: FIRE's per-query normaliser path
   return c;
 }
 

@@ -83,6 +83,18 @@ TEST(GlueBatches, SamplerCoversEveryExampleOncePerEpochAndIsSeeded) {
   EXPECT_NE(first, other);
 }
 
+// Exact resume (issue 16): a sampler sought to another's position continues identically, across
+// epoch boundaries too.
+TEST(GlueBatches, SamplerSeekContinuesExactly) {
+  glue::GlueSampler a(10, 7);
+  for (int i = 0; i < 7; ++i) a.next(3);  // 21 rows: epoch 2, index 1
+  glue::GlueSampler b(10, 7);
+  b.seek(a.position());
+  EXPECT_EQ(b.position(), a.position());
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(a.next(3), b.next(3)) << i;
+  EXPECT_THROW(b.seek(nlohmann::json{{"epoch", 0}, {"index", 11}}), Error);
+}
+
 TEST(GlueBatches, EvalBatchesAreLengthSortedAndComplete) {
   data::GlueEncodedSplit s;
   for (int n : {5, 2, 9, 3, 7}) s.add(std::vector<int32_t>(n, 1), std::vector<int32_t>(n, 0), 0.0f, 0, 0);
@@ -107,6 +119,42 @@ TEST(GlueTasks, TableFollowsSpecAndTsvLabels) {
   EXPECT_EQ(glue::glue_task("RTE").labels, (std::vector<std::string>{"entailment", "not_entailment"}));
   EXPECT_EQ(glue::glue_task("CoLA").main_metric, "mcc");
   EXPECT_THROW(glue::glue_task("SQuAD"), Error);
+}
+
+// Issue 16: one GLUE task table (data/glue_tsv.cpp) holds files, columns, labels, metrics, the
+// main metric and the default hyper-parameters; the trainer's view, the built-in defaults and
+// the metric names of each split are derived from it.
+TEST(GlueTasks, OneTableDescribesEveryTask) {
+  for (const auto& name : glue::glue_task_names()) {
+    const data::GlueTask& t = data::find_glue_task(name);
+    const glue::GlueTaskInfo& info = glue::glue_task(name);
+    EXPECT_TRUE(t.trainable()) << name;
+    EXPECT_EQ(info.main_metric, t.main_metric) << name;
+    EXPECT_FALSE(t.main_metric.empty()) << name;
+    EXPECT_GT(t.defaults.lr, 0) << name;
+    EXPECT_GT(t.defaults.batch_size, 0) << name;
+    EXPECT_GT(t.defaults.steps, t.defaults.warmup_steps) << name;
+    EXPECT_EQ(info.dev_splits.front(), t.main_dev_split().name) << name;
+    auto builtin = config::config_from_overrides(glue::builtin_task_defaults(name)).glue;
+    EXPECT_EQ(builtin.lr, t.defaults.lr) << name;
+    EXPECT_EQ(builtin.batch_size, t.defaults.batch_size) << name;
+    EXPECT_EQ(builtin.steps, t.defaults.steps) << name;
+    EXPECT_EQ(builtin.warmup_steps, t.defaults.warmup_steps) << name;
+  }
+  // AX is test-only, predicted by the MNLI model; its metric names come from the table too.
+  EXPECT_FALSE(data::find_glue_task("AX").trainable());
+  EXPECT_EQ(data::find_glue_task("AX").predicted_by, "MNLI");
+  EXPECT_THROW(glue::glue_task("AX"), Error);
+  const auto& mnli = glue::glue_task("MNLI");
+  EXPECT_EQ(glue::metrics_task_for_split(mnli, "dev_matched"), "mnli");
+  EXPECT_EQ(glue::metrics_task_for_split(mnli, "diagnostic"), "ax");
+  EXPECT_EQ(glue::metrics_task_for_split(glue::glue_task("STS-B"), "dev"), "sts-b");
+  EXPECT_EQ(data::find_glue_task("MNLI").main_dev_split().file, "dev_matched.tsv");
+  // One name rule on both sides.
+  for (const char* spelling : {"sst2", "SST-2", "sst_2", "Sst 2"}) {
+    EXPECT_EQ(glue::glue_task(spelling).name, "SST-2") << spelling;
+    EXPECT_EQ(data::find_glue_task(spelling).name, "SST-2") << spelling;
+  }
 }
 
 TEST(GlueSteps, StepsFromEpochsAndWarmupFromFraction) {

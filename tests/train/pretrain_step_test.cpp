@@ -1,5 +1,7 @@
 // PretrainStep (one update) and the architecture check of resume: hand-made batches on the tiny
-// model, the NaN path leaves weights untouched, accumulation of identical micro-batches equals one.
+// model, the NaN path leaves weights untouched, accumulation of identical micro-batches equals one,
+// and (issue 16) accumulation of micro-batches with different masked-token counts equals the
+// whole batch; the generic UpdateStep's normalisation by the counts of the whole update.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -10,6 +12,7 @@
 #include "optim/schedule.h"
 #include "train/architecture_check.h"
 #include "train/pretrain_step.h"
+#include "train/update_step.h"
 
 namespace {
 
@@ -108,6 +111,102 @@ TEST(PretrainStepTest, AccumulatingIdenticalMicroBatchesEqualsOne) {
   (*b.step)({hand_batch(), hand_batch()}, 0);
   auto pa = a.snapshot(), pb = b.snapshot();
   for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::allclose(pa[i], pb[i], 1e-5, 1e-7)) << i;
+}
+
+// One example of 3 tokens with a single masked position: fewer masked tokens than hand_batch().
+data::PretrainBatch short_batch() {
+  data::PretrainBatch b;
+  b.batch_size = 1;
+  b.seq_len = 3;
+  b.input_ids = {2, 4, 3};
+  b.token_type_ids = {0, 0, 0};
+  b.attention_mask = {1, 1, 1};
+  b.lengths = {3};
+  b.masked_positions = {1};
+  b.masked_labels = {17};
+  b.sop_labels = {0};
+  b.num_tokens = 3;
+  return b;
+}
+
+// The rows of `a` and `b` in one batch, padded (id 0) to the longer sequence.
+data::PretrainBatch merge(const data::PretrainBatch& a, const data::PretrainBatch& b) {
+  data::PretrainBatch m;
+  m.batch_size = a.batch_size + b.batch_size;
+  m.seq_len = std::max(a.seq_len, b.seq_len);
+  for (const auto* x : {&a, &b}) {
+    const int64_t row0 = x == &a ? 0 : a.batch_size;
+    for (int64_t r = 0; r < x->batch_size; ++r)
+      for (int64_t t = 0; t < m.seq_len; ++t) {
+        const bool in = t < x->seq_len;
+        m.input_ids.push_back(in ? x->input_ids[r * x->seq_len + t] : 0);
+        m.token_type_ids.push_back(in ? x->token_type_ids[r * x->seq_len + t] : 0);
+        m.attention_mask.push_back(in ? x->attention_mask[r * x->seq_len + t] : 0);
+      }
+    for (size_t k = 0; k < x->masked_positions.size(); ++k) {
+      const int64_t flat = x->masked_positions[k];
+      m.masked_positions.push_back((row0 + flat / x->seq_len) * m.seq_len + flat % x->seq_len);
+      m.masked_labels.push_back(x->masked_labels[k]);
+    }
+    m.lengths.insert(m.lengths.end(), x->lengths.begin(), x->lengths.end());
+    m.sop_labels.insert(m.sop_labels.end(), x->sop_labels.begin(), x->sop_labels.end());
+    m.num_tokens += x->num_tokens;
+  }
+  return m;
+}
+
+// Issue 16: micro-batches with different masked-token counts (4 and 1) accumulate to exactly the
+// update of the batch that holds both: the loss is normalised by the counts of the whole update,
+// not averaged per micro-batch (which weighted the lone masked token 4x).
+TEST(PretrainStepTest, AccumulationOfUnequalMicroBatchesEqualsTheWholeBatch) {
+  Fixture whole(1.0), split(1.0);
+  auto rw = (*whole.step)({merge(hand_batch(), short_batch())}, 0);
+  auto rs = (*split.step)({hand_batch(), short_batch()}, 0);
+  EXPECT_NEAR(rs.mlm_loss, rw.mlm_loss, 1e-5);
+  EXPECT_NEAR(rs.sop_loss, rw.sop_loss, 1e-5);
+  EXPECT_NEAR(rs.loss, rw.loss, 1e-5);
+  EXPECT_NEAR(rs.grad_norm, rw.grad_norm, 1e-5 * rw.grad_norm);
+  EXPECT_EQ(rs.tokens, rw.tokens);
+  auto pw = whole.snapshot(), ps = split.snapshot();
+  for (size_t i = 0; i < pw.size(); ++i) EXPECT_TRUE(torch::allclose(ps[i], pw[i], 1e-5, 1e-7)) << i;
+  // The mean of the two micro-batch means is another number: the test can tell the difference.
+  Fixture probe;
+  probe.model->eval();
+  torch::NoGradGuard ng;
+  const double m1 = train::pretraining_losses(probe.model, train::to_device(hand_batch(), torch::kCPU)).mlm.item<double>();
+  const double m2 = train::pretraining_losses(probe.model, train::to_device(short_batch(), torch::kCPU)).mlm.item<double>();
+  const double all = train::pretraining_losses(probe.model, train::to_device(merge(hand_batch(), short_batch()), torch::kCPU))
+                         .mlm.item<double>();
+  EXPECT_NEAR(all, (4 * m1 + m2) / 5, 1e-5);
+  EXPECT_GT(std::abs(all - (m1 + m2) / 2), 1e-4);
+}
+
+// The generic update (train/update_step.h): sums over items divided by the update's counts.
+TEST(UpdateStepTest, TermsAreSumsOverTheCountsOfTheWholeUpdate) {
+  auto w = torch::zeros({1}, torch::requires_grad());
+  optim::NamedParams params = {{"w", w}};
+  config::OptimizerConfig oc;
+  oc.type = config::OptimizerType::kAdamW;
+  auto opt = optim::make_optimizer(oc, params);
+  config::ScheduleConfig sc;
+  sc.type = config::ScheduleType::kConstant;
+  optim::LrSchedule schedule(sc, 0.1, 10);
+  train::UpdateStep update(*opt, schedule, 0.0);
+  // Two micro-batches: item losses (w - x)² with x = {1} and {2, 3, 6}; a second term counts 2 + 0.
+  const std::vector<std::vector<double>> xs = {{1}, {2, 3, 6}};
+  auto forward = [&](size_t i) {
+    torch::Tensor sum = torch::zeros({});
+    for (double x : xs[i]) sum = sum + (w - x).pow(2).sum();
+    return std::vector<torch::Tensor>{sum, w.sum() * (i == 0 ? 2.0 : 0.0)};
+  };
+  auto r = update({{1, 2}, {3, 0}}, forward, 0);
+  ASSERT_TRUE(r.applied);
+  ASSERT_EQ(r.terms.size(), 2u);
+  EXPECT_NEAR(r.terms[0], (1 + 4 + 9 + 36) / 4.0, 1e-6);  // mean over all 4 items at w = 0
+  EXPECT_NEAR(r.terms[1], 0.0, 1e-9);
+  EXPECT_NEAR(r.loss, r.terms[0] + r.terms[1], 1e-6);
+  // d/dw at w = 0: term 0 = 2·(0 − mean x) = −6, term 1 = 2·1/2 = 1.
+  EXPECT_NEAR(r.grad_norm, 5.0, 1e-5);
 }
 
 TEST(PretrainStepTest, MaskedPositionsOnlyDecideTheMlmLoss) {

@@ -34,6 +34,8 @@ SHAW_DEFAULTS = {"max_distance": 16, "values": True, "per_layer": True, "per_att
 TISA_DEFAULTS = {"kernels": 5, "per_layer": True, "init_offset_std": 5.0, "init_amplitude_mean": 0.1,
                  "init_amplitude_std": 0.01, "init_sharpness_mean": 0.1, "init_sharpness_std": 0.01}
 KNOWN_RELATIVE = ("none", "shaw", "tisa")
+# Schemes of tisa-train (src/model/position/) without a Python implementation here yet.
+NATIVE_ONLY = ("rope", "alibi", "t5", "kerple_log", "fire", "sinusoidal")
 
 
 def _settings(position: dict, name: str, defaults: dict) -> dict:
@@ -108,6 +110,12 @@ def _scheme_layout(config: TisaAlbertConfig):
     """(name, settings, module count, index(layer, inner)) of the configured relative scheme."""
     position = config.position()
     name = position.get("relative", "none")
+    if name in NATIVE_ONLY:
+        raise ValueError(
+            f"config.json: tisa_train.position.relative is '{name}', a tisa-train scheme that this remote code "
+            f"does not implement (it knows: {', '.join(KNOWN_RELATIVE)}); run the model with tisa-train "
+            f"(`tisa-train model forward`, `eval`, `glue --init`) instead"
+        )
     if name not in KNOWN_RELATIVE:
         raise ValueError(
             f"config.json: tisa_train.position.relative is '{name}', which this modelling file does not know "
@@ -118,10 +126,17 @@ def _scheme_layout(config: TisaAlbertConfig):
     if name == "none":
         return name, {}, 0, None
     settings = _settings(position, name, SHAW_DEFAULTS if name == "shaw" else TISA_DEFAULTS)
+    # position.sharing (per_layer, per_module, model); the legacy per_layer / per_attention_module
+    # switches win when set (model/position/registry.cpp, effective_sharing).
+    sharing = position.get("sharing", "per_layer")
     if name == "shaw" and settings["per_attention_module"]:
+        sharing = "per_module"
+    elif not settings["per_layer"]:
+        sharing = "model"
+    if sharing == "per_module":
         # One table per attention module, reused wherever ALBERT reuses that module (HF relative_key).
         return name, settings, groups * inner, lambda i, j: (i // per_group) * inner + j
-    if settings["per_layer"]:
+    if sharing == "per_layer":
         return name, settings, layers * inner, lambda i, j: i * inner + j
     return name, settings, 1, lambda i, j: 0
 

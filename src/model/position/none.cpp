@@ -1,12 +1,9 @@
-// The `none` relative scheme: no offset-dependent term (a control; with absolute: false the model
-// is a bag of words, SPEC §2). It has no module: the registry returns no scheme modules and the
-// attention skips both hooks.
+// The `none` scheme: no position term (a control; with absolute: false the model is a bag of
+// words, SPEC §2). It has no module: the registry returns none and the attention skips the hooks.
 #include "model/position/registry.h"
 
 namespace tisa::model {
 
-std::vector<std::shared_ptr<RelativeSchemeImpl>> make_none_schemes(const config::ModelConfig&, int64_t) {
-  return {};
-}
+std::shared_ptr<RelativeSchemeImpl> make_none_scheme(const config::ModelConfig&) { return nullptr; }
 
 }  // namespace tisa::model

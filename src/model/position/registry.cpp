@@ -1,50 +1,91 @@
-// The explicit table of relative position schemes; see registry.h.
+// The explicit table of position schemes; see registry.h.
 #include "model/position/registry.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include <mutex>
+
 #include "common/error.h"
+#include "model/position/alibi.h"
+#include "model/position/fire.h"
+#include "model/position/kerple_log.h"
+#include "model/position/rope.h"
 #include "model/position/shaw.h"
+#include "model/position/sinusoidal.h"
+#include "model/position/t5.h"
 #include "model/position/tisa.h"
 
 namespace tisa::model {
+
+std::shared_ptr<RelativeSchemeImpl> make_none_scheme(const config::ModelConfig& c);  // none.cpp
+
 namespace {
 
 struct Entry {
   const char* name;
   SchemeFactory make;
 };
-// One line per scheme.
+// One line per scheme (its name is also in config::kRelativeSchemeNames).
 const Entry kSchemes[] = {
-    {"none", make_none_schemes},
-    {"shaw", make_shaw_schemes},
-    {"tisa", make_tisa_schemes},
+    {"none", make_none_scheme},
+    {"shaw", make_shaw_scheme},
+    {"tisa", make_tisa_scheme},
+    {"rope", make_rope_scheme},
+    {"alibi", make_alibi_scheme},
+    {"t5", make_t5_scheme},
+    {"fire", make_fire_scheme},
+    {"sinusoidal", make_sinusoidal_scheme},
+    {"kerple_log", make_kerple_log_scheme},
 };
+
+const Entry& find_entry(const std::string& name) {
+  for (const auto& e : kSchemes)
+    if (name == e.name) return e;
+  std::string known;
+  for (const auto& e : kSchemes) known += std::string(known.empty() ? "" : ", ") + e.name;
+  throw Error("unknown position scheme '" + name + "' (known: " + known + ")");
+}
+
+const char* sharing_words(config::PositionSharing s) {
+  switch (s) {
+    case config::PositionSharing::kPerLayer: return "per layer";
+    case config::PositionSharing::kPerModule: return "per attention module";
+    case config::PositionSharing::kModel: return "shared";
+  }
+  return "?";
+}
+
+// The configured modules, built only to be asked about (description, counts, FLOPs): the
+// default CPU generator is restored afterwards so that asking never changes a later model's init.
+SchemeModules inspect_schemes(const config::ModelConfig& c) {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  torch::Tensor state;
+  {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    state = gen.get_state();
+  }
+  torch::NoGradGuard no_grad;
+  auto modules = make_configured_schemes(c);
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(state);
+  return modules;
+}
 
 }  // namespace
 
-SchemeModules make_shaw_schemes(const config::ModelConfig& c, int64_t layers) {
-  const auto& s = c.position.shaw;
-  SchemeModules out;
-  const int64_t head_size = c.hidden_size / c.num_attention_heads;
-  const int64_t count = scheme_follows_layer_sharing(c) ? c.num_hidden_groups * c.inner_group_num
-                        : s.per_layer                    ? layers
-                                                         : 1;
-  for (int64_t i = 0; i < count; ++i)
-    out.push_back(std::make_shared<ShawImpl>(s.max_distance, head_size, s.values, c.initializer_range));
-  return out;
-}
-
-SchemeModules make_tisa_schemes(const config::ModelConfig& c, int64_t layers) {
-  const auto& t = c.position.tisa;
-  TisaInit init{t.init_offset_std, t.init_amplitude_mean, t.init_amplitude_std, t.init_sharpness_mean,
-                t.init_sharpness_std};
-  SchemeModules out;
-  for (int64_t i = 0; i < (t.per_layer ? layers : 1); ++i)
-    out.push_back(std::make_shared<TisaImpl>(c.num_attention_heads, t.kernels, init));
-  return out;
+config::PositionSharing effective_sharing(const config::ModelConfig& c) {
+  const auto& p = c.position;
+  if (p.relative == config::RelativeScheme::kShaw) {
+    if (p.shaw.per_attention_module) return config::PositionSharing::kPerModule;
+    if (!p.shaw.per_layer) return config::PositionSharing::kModel;
+  }
+  if (p.relative == config::RelativeScheme::kTisa && !p.tisa.per_layer) return config::PositionSharing::kModel;
+  return p.sharing;
 }
 
 bool scheme_follows_layer_sharing(const config::ModelConfig& c) {
-  return c.position.relative == config::RelativeScheme::kShaw && c.position.shaw.per_attention_module;
+  return effective_sharing(c) == config::PositionSharing::kPerModule;
 }
 
 std::string relative_scheme_name(config::RelativeScheme scheme) {
@@ -59,12 +100,55 @@ std::vector<std::string> relative_scheme_names() {
   return names;
 }
 
-SchemeModules make_relative_schemes(const std::string& name, const config::ModelConfig& config, int64_t layers) {
-  for (const auto& e : kSchemes)
-    if (name == e.name) return e.make(config, layers);
-  std::string known;
-  for (const auto& e : kSchemes) known += std::string(known.empty() ? "" : ", ") + e.name;
-  throw Error("unknown relative position scheme '" + name + "' (known: " + known + ")");
+SchemeModules make_relative_schemes(const std::string& name, const config::ModelConfig& c, int64_t layers) {
+  const Entry& entry = find_entry(name);
+  SchemeModules out;
+  SchemeModule first = entry.make(c);
+  if (!first) return out;  // none
+  out.push_back(first);
+  if (first->parameter_count() == 0) return out;  // nothing to share: one module serves every layer
+  int64_t count = 1;
+  switch (effective_sharing(c)) {
+    case config::PositionSharing::kPerLayer: count = layers; break;
+    case config::PositionSharing::kPerModule: count = c.num_hidden_groups * c.inner_group_num; break;
+    case config::PositionSharing::kModel: count = 1; break;
+  }
+  for (int64_t i = 1; i < count; ++i) out.push_back(entry.make(c));
+  return out;
+}
+
+SchemeModules make_configured_schemes(const config::ModelConfig& c) {
+  return make_relative_schemes(relative_scheme_name(c.position.relative), c, c.num_hidden_layers * c.inner_group_num);
+}
+
+std::string describe_position(const config::ModelConfig& c) {
+  std::vector<std::string> parts;
+  if (c.position.absolute) parts.push_back("absolute (P=" + std::to_string(c.max_position_embeddings) + ")");
+  auto modules = inspect_schemes(c);
+  if (!modules.empty()) {
+    std::string detail = modules[0]->describe();
+    if (modules[0]->parameter_count() > 0)
+      detail += std::string(detail.empty() ? "" : ", ") + sharing_words(effective_sharing(c));
+    parts.push_back(relative_scheme_name(c.position.relative) + (detail.empty() ? "" : " (" + detail + ")"));
+  }
+  if (parts.empty()) return "none";
+  std::string out = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) out += " + " + parts[i];
+  return out;
+}
+
+int64_t scheme_parameter_count(const config::ModelConfig& c) {
+  int64_t n = c.position.absolute ? c.max_position_embeddings * c.embedding_size : 0;
+  for (const auto& m : inspect_schemes(c)) n += m->parameter_count();
+  return n;
+}
+
+double scheme_flops(const config::ModelConfig& c, int64_t batch, int64_t length) {
+  auto modules = inspect_schemes(c);
+  if (modules.empty()) return 0.0;
+  // Every layer application runs its module's hooks; a shared module's once-per-forward terms are
+  // counted per application (an upper bound).
+  return static_cast<double>(c.num_hidden_layers * c.inner_group_num) * modules[0]->flops(batch, length);
 }
 
 }  // namespace tisa::model

@@ -1,9 +1,12 @@
-// Registry of relative position schemes (STYLE §3): a literal table in registry.cpp maps a scheme
-// name to a factory; adding a scheme means one file, one table line and a test.
-// A factory returns the modules of that scheme for a model: one per attention layer application
-// (num_hidden_layers × inner_group_num) when the scheme is per layer, one per attention module
-// (num_hidden_groups × inner_group_num) when it follows ALBERT's layer sharing, one when shared,
-// none for `none`. The encoder registers them as `<name>.<index>`, e.g. `albert.encoder.tisa.0.offsets`.
+// Registry of position schemes (STYLE §3): a literal table in registry.cpp maps a scheme name to
+// the factory of one module of that scheme; adding a scheme means its file pair, its test, one
+// table line (and its name in config::kRelativeSchemeNames, the torch-free edge of the config).
+//
+// How many modules a model gets follows position.sharing (config.h), the same for every scheme:
+// one per layer application (num_hidden_layers × inner_group_num), one per attention module
+// (num_hidden_groups × inner_group_num, reused wherever ALBERT reuses that module's weights), or
+// one for the model. A scheme without parameters always gets one module; `none` gets none. The
+// encoder registers them as `<name>.<index>`, e.g. `albert.encoder.tisa.0.offsets`.
 #pragma once
 #include <memory>
 #include <string>
@@ -14,23 +17,34 @@
 
 namespace tisa::model {
 
-using SchemeModules = std::vector<std::shared_ptr<RelativeSchemeImpl>>;
-// `layers`: number of attention layer applications.
-using SchemeFactory = SchemeModules (*)(const config::ModelConfig& config, int64_t layers);
+using SchemeModule = std::shared_ptr<RelativeSchemeImpl>;
+using SchemeModules = std::vector<SchemeModule>;
+// Builds one module of a scheme from the model config (its own section, sizes, init range).
+// Null for `none`.
+using SchemeFactory = SchemeModule (*)(const config::ModelConfig& config);
 
-SchemeModules make_none_schemes(const config::ModelConfig& config, int64_t layers);   // none.cpp
-SchemeModules make_shaw_schemes(const config::ModelConfig& config, int64_t layers);   // registry.cpp
-SchemeModules make_tisa_schemes(const config::ModelConfig& config, int64_t layers);   // registry.cpp
-
-// True when the configured scheme keeps one module per attention module (group × inner layer),
-// shared like that module's weights (shaw.per_attention_module, HF relative_key's layout).
+// The sharing in effect: position.sharing, or what the legacy shaw/tisa per_layer and
+// per_attention_module switches select when they are set.
+config::PositionSharing effective_sharing(const config::ModelConfig& config);
+// True when modules are per attention module (group × inner layer), shared like its weights.
 bool scheme_follows_layer_sharing(const config::ModelConfig& config);
 
-// Name of a configured scheme ("none", "shaw", "tisa").
+// Name of a configured scheme ("none", "shaw", "tisa", "rope", ...).
 std::string relative_scheme_name(config::RelativeScheme scheme);
 // Known names, in table order.
 std::vector<std::string> relative_scheme_names();
-// Builds the modules of scheme `name`; an unknown name throws tisa::Error listing the known ones.
+// Builds the modules of scheme `name` for `layers` layer applications; an unknown name throws
+// tisa::Error listing the known ones.
 SchemeModules make_relative_schemes(const std::string& name, const config::ModelConfig& config, int64_t layers);
+// The modules of the configured scheme of `config`.
+SchemeModules make_configured_schemes(const config::ModelConfig& config);
+
+// "absolute (P=512) + tisa (S=5, per layer)": every position term of a config, asked of the
+// schemes; "none" when there is none.
+std::string describe_position(const config::ModelConfig& config);
+// Positional parameters as counted in the paper's table: absolute table + scheme parameters.
+int64_t scheme_parameter_count(const config::ModelConfig& config);
+// Extra forward FLOPs of the configured scheme over all layer applications, for one batch.
+double scheme_flops(const config::ModelConfig& config, int64_t batch, int64_t length);
 
 }  // namespace tisa::model

@@ -1,34 +1,70 @@
-// The one interface of relative position schemes (SPEC §2, STYLE §3).
+// The one interface of position schemes (SPEC §2, STYLE §3). Every scheme of src/model/position/
+// except the learned absolute table (absolute.h, owned by the embeddings for its HF name) is a
+// RelativeSchemeImpl built by the table in registry.cpp, and says itself what it adds and where.
 //
-// A scheme contributes offset-dependent terms to one attention layer. The attention calls, per
-// layer application:
-//   logits = scheme->add_to_logits(logits, q);   // logits [B, H, L, L], already divided by sqrt(d),
-//                                                 // before the padding mask; q [B, H, L, d] raw
-//                                                 // (unscaled) queries: a scheme scales its own term
+// Hooks, in the order a model forward calls them (each default adds nothing):
+//   begin_forward(L)                  once per model forward on every scheme module, before any
+//                                     layer: batch-independent terms (TISA's, T5's [H, L, L] bias)
+//                                     are computed here once, never per example or per layer;
+//   x = add_to_embeddings(x)          x [B, L, E] = word + token-type (+ learned table), before
+//                                     the embedding LayerNorm (sinusoidal absolute);
+//   transform_qk(q, k)                q, k [B, H, L, d] per-head projections, before q·kᵀ (RoPE);
+//   logits = add_to_logits(logits, q) logits [B, H, L, L], already divided by sqrt(d), before the
+//                                     padding mask; q [B, H, L, d] (after transform_qk) unscaled:
+//                                     a scheme scales its own term. It must accept logits of any
+//                                     shape that broadcasts to [B, H, L, L]: the fused path hands it
+//                                     the [B, 1, 1, L] padding mask and uses the sum as SDPA's
+//                                     attn_mask. A bias may be [H, L, L] or [B, H, L, L];
 //   ... mask, softmax, dropout ...
-//   out = scheme->add_to_output(out, probs);      // out [B, H, L, d] = probs·V, probs [B, H, L, L]
-// add_to_logits must accept logits of any shape that broadcasts to [B, H, L, L] (the fused path
-// hands it the [B, 1, 1, L] padding mask and uses the sum as the attention bias).
-// begin_forward(L) is called once per model forward on every scheme module before any layer runs,
-// so that batch-independent terms (TISA's [H, L, L] bias) are computed once per forward.
-// Absolute positions are embedding-side and live in absolute.h, not behind this interface.
+//   out = add_to_output(out, probs)   out [B, H, L, d] = probs·V, probs [B, H, L, L] (Shaw's aV).
+//
+// Besides the hooks a scheme answers what the rest of the program asks about it (model summary,
+// paper report, analysis, bench): a one-line description, its extra FLOPs and, for terms that
+// depend on the offset only, its per-head position term against j − i.
 #pragma once
 #include <torch/nn/module.h>
 
 #include <cstdint>
+#include <string>
 
 namespace tisa::model {
 
 struct RelativeSchemeImpl : torch::nn::Module {
   virtual void begin_forward(int64_t length) { (void)length; }
-  virtual torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) = 0;
+  virtual torch::Tensor add_to_embeddings(torch::Tensor x) { return x; }
+  virtual void transform_qk(torch::Tensor& q, torch::Tensor& k) {
+    (void)q;
+    (void)k;
+  }
+  virtual torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) {
+    (void)q;
+    return logits;
+  }
   virtual torch::Tensor add_to_output(torch::Tensor out, const torch::Tensor& probs) {
     (void)probs;
     return out;
   }
-  // Whether add_to_output() adds anything. Schemes without an output term are pure logit biases,
-  // which the fused attention path takes as its attn_mask (model/fused_attention.h).
+  // Whether add_to_output() adds anything. Schemes without an output term are pure logit biases
+  // (or q/k transforms), which the fused attention path takes (model/fused_attention.h).
   virtual bool has_output_term() const { return false; }
+
+  // One line, e.g. "S=5" or "k=16, keys+values" (the registry adds the scheme name and sharing).
+  virtual std::string describe() const { return ""; }
+  // Extra forward FLOPs (multiply-add = 2) of one layer application on `batch` sequences of
+  // `length` tokens; terms computed once per forward (begin_forward) are counted in full.
+  virtual double flops(int64_t batch, int64_t length) const {
+    (void)batch;
+    (void)length;
+    return 0.0;
+  }
+  // The per-head position term against the offset r = j − i for r = −(n−1) … n−1: [H, 2n−1] on
+  // the CPU, float32. Undefined when the term is not a function of j − i alone (RoPE and Shaw
+  // depend on the content, FIRE on i too, sinusoidal enters the embeddings).
+  virtual torch::Tensor offset_profile(int64_t n) const {
+    (void)n;
+    return {};
+  }
+
   // Parameters of this module (for the positional-parameter count of `model summary`).
   int64_t parameter_count() const {
     int64_t n = 0;
@@ -36,5 +72,15 @@ struct RelativeSchemeImpl : torch::nn::Module {
     return n;
   }
 };
+
+// Logits of one attention layer with a scheme's terms (null: none): transform_qk, q·kᵀ/√d,
+// add_to_logits. q, k [B, H, L, d] are replaced by their transformed values. → [B, H, L, L].
+// The attention's eager path and the scheme tests use this one function.
+torch::Tensor scheme_logits(torch::Tensor& q, torch::Tensor& k, RelativeSchemeImpl* scheme);
+
+// The [H, L, L] Toeplitz matrix m[h, i, j] = f[h, (j − i) + L − 1] of a per-offset table
+// f [H, 2L−1] (offsets −(L−1) … L−1), without an index tensor: window k of f holds f[k .. k+L−1],
+// so row i of the flipped windows is f[L−1−i+j]. Its backward sums contiguous windows.
+torch::Tensor toeplitz_from_offsets(const torch::Tensor& f, int64_t length);
 
 }  // namespace tisa::model

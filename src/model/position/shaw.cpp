@@ -12,6 +12,24 @@ ShawImpl::ShawImpl(int64_t max_distance, int64_t head_size, bool values, double 
   if (values) values_ = register_parameter("values", torch::randn({2 * max_distance + 1, head_size}) * init_std);
 }
 
+std::shared_ptr<RelativeSchemeImpl> make_shaw_scheme(const config::ModelConfig& c) {
+  const auto& s = c.position.shaw;
+  auto m = std::make_shared<ShawImpl>(s.max_distance, c.hidden_size / c.num_attention_heads, s.values,
+                                      c.initializer_range);
+  m->num_heads = c.num_attention_heads;
+  return m;
+}
+
+std::string ShawImpl::describe() const {
+  return "k=" + std::to_string(max_distance_) + (values_.defined() ? ", keys+values" : ", keys");
+}
+
+double ShawImpl::flops(int64_t batch, int64_t length) const {
+  // q·aKᵀ over 2w+1 offsets per head (and α-buckets·aV): [B, H, L, 2w+1] × d multiply-adds each.
+  const double w = static_cast<double>(std::min(max_distance_, length - 1));
+  return 2.0 * batch * num_heads * length * (2 * w + 1) * head_size_ * (values_.defined() ? 2 : 1);
+}
+
 torch::Tensor ShawImpl::offset_index(int64_t length, const torch::Device& device) const {
   const int64_t w = std::min(max_distance_, length - 1);
   auto pos = torch::arange(length, torch::TensorOptions().dtype(torch::kLong).device(device));

@@ -12,7 +12,9 @@
 //    zero padding (pad α to [L, 2L−2], flatten, pad L−1 in front and 1 behind, view as
 //    [L, 2L−1]) and multiplies by the expanded aV. Only views, pads and matmuls: no index tensors.
 // Parameters: `keys` [2k+1, d] and, with values, `values` [2k+1, d]; initialised N(0, init_std).
+// Sharing (one module per layer, per attention module or for the model) is position.sharing.
 #pragma once
+#include "config/config.h"
 #include "model/position/relative_scheme.h"
 
 namespace tisa::model {
@@ -25,6 +27,8 @@ struct ShawImpl : RelativeSchemeImpl {
   torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
   torch::Tensor add_to_output(torch::Tensor out, const torch::Tensor& probs) override;
   bool has_output_term() const override { return values_.defined(); }
+  std::string describe() const override;
+  double flops(int64_t batch, int64_t length) const override;
 
   int64_t max_distance() const { return max_distance_; }
   bool has_values() const { return values_.defined(); }
@@ -34,6 +38,7 @@ struct ShawImpl : RelativeSchemeImpl {
   bool uses_skew(int64_t length) const;
   void set_strategy(Strategy s) { strategy_ = s; }
 
+  int64_t num_heads = 1;  // heads of the attention it serves (flops() only; set by make_shaw_scheme)
   torch::Tensor keys_;    // [2k+1, d]
   torch::Tensor values_;  // [2k+1, d] or undefined
 
@@ -46,5 +51,8 @@ struct ShawImpl : RelativeSchemeImpl {
   Strategy strategy_ = Strategy::kAuto;
 };
 TORCH_MODULE(Shaw);
+
+// One module of the configured shaw scheme (registry.cpp).
+std::shared_ptr<RelativeSchemeImpl> make_shaw_scheme(const config::ModelConfig& c);
 
 }  // namespace tisa::model

@@ -3,6 +3,13 @@
 
 namespace tisa::model {
 
+std::shared_ptr<RelativeSchemeImpl> make_tisa_scheme(const config::ModelConfig& c) {
+  const auto& t = c.position.tisa;
+  TisaInit init{t.init_offset_std, t.init_amplitude_mean, t.init_amplitude_std, t.init_sharpness_mean,
+                t.init_sharpness_std};
+  return std::make_shared<TisaImpl>(c.num_attention_heads, t.kernels, init);
+}
+
 TisaImpl::TisaImpl(int64_t num_heads, int64_t num_kernels, const TisaInit& init) {
   TORCH_CHECK(num_kernels > 0, "tisa: kernels must be > 0, got ", num_kernels);
   offsets_ = register_parameter("offsets", torch::randn({num_kernels, num_heads}) * init.offset_std);
@@ -21,10 +28,9 @@ torch::Tensor TisaImpl::scores(int64_t length) const {
 
 torch::Tensor TisaImpl::bias(int64_t length) const {
   auto f = scores(length);                                                              // [H, 2L−1]
-  // Toeplitz expansion without an index tensor: window k of f holds f[k .. k+L−1], so row i of
-  // the flipped windows is f[L−1−i+j] = f(j − i). Its backward (unfold_backward + flip) sums
+  // Toeplitz expansion without an index tensor; its backward (unfold_backward + flip) sums
   // contiguous windows instead of the scatter-add of an index_select over H·L² entries.
-  return f.unfold(1, length, 1).flip({1});                                               // [H, L, L]
+  return toeplitz_from_offsets(f, length);                                               // [H, L, L]
 }
 
 void TisaImpl::begin_forward(int64_t length) { cached_bias_ = bias(length); }
@@ -33,6 +39,20 @@ torch::Tensor TisaImpl::add_to_logits(torch::Tensor logits, const torch::Tensor&
   const int64_t L = q.size(2);
   if (!cached_bias_.defined() || cached_bias_.size(-1) != L) cached_bias_ = bias(L);
   return logits + cached_bias_.unsqueeze(0);                                            // [B, H, L, L]
+}
+
+
+std::string TisaImpl::describe() const { return "S=" + std::to_string(offsets_.size(0)); }
+
+double TisaImpl::flops(int64_t batch, int64_t length) const {
+  const double H = static_cast<double>(offsets_.size(1)), S = static_cast<double>(offsets_.size(0));
+  return 6.0 * S * H * (2 * length - 1)          // kernel evaluations, once per forward
+         + static_cast<double>(batch) * H * length * length;  // adding the bias
+}
+
+torch::Tensor TisaImpl::offset_profile(int64_t n) const {
+  torch::NoGradGuard no_grad;
+  return scores(n).to(torch::kCPU, torch::kFloat);  // [H, 2n−1]
 }
 
 }  // namespace tisa::model

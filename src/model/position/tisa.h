@@ -6,7 +6,9 @@
 // Parameters (each [S, H] = kernels × heads, as the official module): `offsets` c,
 // `amplitudes` a, `sharpness` b. The [H, L, L] bias is computed once per forward in
 // begin_forward() (H·S·(2L−1) kernel evaluations plus a gather) and shared by the whole batch.
+// Sharing (one module per layer or for the model) is position.sharing (legacy: tisa.per_layer).
 #pragma once
+#include "config/config.h"
 #include "model/position/relative_scheme.h"
 
 namespace tisa::model {
@@ -23,6 +25,9 @@ struct TisaImpl : RelativeSchemeImpl {
   TisaImpl(int64_t num_heads, int64_t num_kernels, const TisaInit& init = {});
   void begin_forward(int64_t length) override;
   torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
+  std::string describe() const override;
+  double flops(int64_t batch, int64_t length) const override;
+  torch::Tensor offset_profile(int64_t n) const override;
 
   // f_h(r) for r = −(L−1) … L−1: [H, 2L−1].
   torch::Tensor scores(int64_t length) const;
@@ -37,5 +42,8 @@ struct TisaImpl : RelativeSchemeImpl {
   torch::Tensor cached_bias_;  // from begin_forward(), [H, L, L]
 };
 TORCH_MODULE(Tisa);
+
+// One module of the configured tisa scheme (registry.cpp).
+std::shared_ptr<RelativeSchemeImpl> make_tisa_scheme(const config::ModelConfig& c);
 
 }  // namespace tisa::model

@@ -1,0 +1,42 @@
+// FIRE, functional interpolation for relative positions (Li et al. 2023, "Functional Interpolation
+// for Relative Positions Improves Long Context Transformers"): a learned per-head bias
+//   bias[h, i, j] = f_θ(x_ij)_h,   x_ij = sign(j − i) · ψ(|j − i|) / ψ(max(T, i)),   ψ(x) = log(c·x + 1),
+// with f_θ an MLP 1 → hidden (ReLU) → H, and c, T learned scalars (used as |c| ≥ 1e-6 and
+// |T| ≥ 1). The paper's causal form feeds ψ(i − j) for j ≤ i; for this bidirectional encoder the
+// offset keeps its sign so that the MLP can tell left from right (ours). Added after 1/√d, before
+// the mask. While T ≥ L − 1 every query shares the normaliser ψ(T) and the bias is a function of
+// j − i: the MLP runs on the 2L−1 offsets; otherwise on all L² pairs. Once per forward
+// (begin_forward). Parameters: mlp_in (Linear 1→hidden), mlp_out (Linear hidden→H), c [1],
+// threshold [1]. Tested against a direct evaluation of the formula (tests/model/position/fire_test.cpp).
+#pragma once
+#include <torch/nn/modules/linear.h>
+
+#include "config/config.h"
+#include "model/position/relative_scheme.h"
+
+namespace tisa::model {
+
+struct FireImpl : RelativeSchemeImpl {
+  FireImpl(int64_t num_heads, int64_t hidden_size, double init_c, double init_threshold);
+  void begin_forward(int64_t length) override;
+  torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
+  std::string describe() const override;
+  double flops(int64_t batch, int64_t length) const override;
+  torch::Tensor offset_profile(int64_t n) const override;
+
+  // f_θ applied to x [...]: [..., H].
+  torch::Tensor mlp(const torch::Tensor& x) const;
+  // bias[h, i, j]: [H, L, L].
+  torch::Tensor bias(int64_t length) const;
+
+  torch::nn::Linear mlp_in{nullptr}, mlp_out{nullptr};
+  torch::Tensor c_, threshold_;  // [1] each
+
+ private:
+  torch::Tensor cached_bias_;
+};
+TORCH_MODULE(Fire);
+
+std::shared_ptr<RelativeSchemeImpl> make_fire_scheme(const config::ModelConfig& c);
+
+}  // namespace tisa::model

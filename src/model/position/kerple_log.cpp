@@ -1,0 +1,45 @@
+// KERPLE-log; see kerple_log.h.
+#include "model/position/kerple_log.h"
+
+#include <torch/torch.h>
+
+namespace tisa::model {
+namespace {
+constexpr double kMinParameter = 1e-2;  // the official code's eps
+}  // namespace
+
+std::shared_ptr<RelativeSchemeImpl> make_kerple_log_scheme(const config::ModelConfig& c) {
+  return std::make_shared<KerpleLogImpl>(c.num_attention_heads);
+}
+
+KerpleLogImpl::KerpleLogImpl(int64_t num_heads) {
+  r1_ = register_parameter("r1", torch::rand({num_heads}) * 2.0);
+  r2_ = register_parameter("r2", torch::rand({num_heads}));
+}
+
+torch::Tensor KerpleLogImpl::scores(int64_t length) const {
+  auto r = torch::arange(-(length - 1), length, r1_.options()).abs();             // [2L−1]: |j − i|
+  auto r1 = r1_.clamp_min(kMinParameter).unsqueeze(1), r2 = r2_.clamp_min(kMinParameter).unsqueeze(1);
+  return -r1 * torch::log1p(r2 * r.unsqueeze(0));                                  // [H, 2L−1]
+}
+
+torch::Tensor KerpleLogImpl::bias(int64_t length) const { return toeplitz_from_offsets(scores(length), length); }
+
+void KerpleLogImpl::begin_forward(int64_t length) { cached_bias_ = bias(length); }
+
+torch::Tensor KerpleLogImpl::add_to_logits(torch::Tensor logits, const torch::Tensor& q) {
+  const int64_t L = q.size(2);
+  if (!cached_bias_.defined() || cached_bias_.size(-1) != L) cached_bias_ = bias(L);
+  return logits + cached_bias_.unsqueeze(0);                                       // [B, H, L, L]
+}
+
+double KerpleLogImpl::flops(int64_t batch, int64_t length) const {
+  return static_cast<double>(batch) * r1_.size(0) * length * length + 4.0 * r1_.size(0) * (2 * length - 1);
+}
+
+torch::Tensor KerpleLogImpl::offset_profile(int64_t n) const {
+  torch::NoGradGuard no_grad;
+  return scores(n).to(torch::kCPU, torch::kFloat);
+}
+
+}  // namespace tisa::model

@@ -1,0 +1,36 @@
+// KERPLE-log (Chi et al. 2022, "KERPLE: Kernelized Relative Positional Embedding for Length
+// Extrapolation"), the logarithmic kernel in its symmetric encoder form: a learned per-head bias
+//   bias[h, i, j] = −r1_h · log(1 + r2_h · |j − i|),   r1, r2 > 0,
+// added after 1/√d and before the mask. Parameters `r1`, `r2` [H] hold the values themselves and
+// are clamped to ≥ 1e-2 in the forward (the official code clamps them in place), so a gradient
+// step cannot make the kernel non-conditionally-positive-definite; init r1 ~ U(0, 2),
+// r2 ~ U(0, 1) as the official code. The [H, L, L] bias is computed once per forward from the 2L−1
+// offsets. Golden: ../shared/golden/schemes/kerple_log_* (tests/model/position/kerple_log_test.cpp).
+#pragma once
+#include "config/config.h"
+#include "model/position/relative_scheme.h"
+
+namespace tisa::model {
+
+struct KerpleLogImpl : RelativeSchemeImpl {
+  explicit KerpleLogImpl(int64_t num_heads);
+  void begin_forward(int64_t length) override;
+  torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
+  std::string describe() const override { return "log kernel"; }
+  double flops(int64_t batch, int64_t length) const override;
+  torch::Tensor offset_profile(int64_t n) const override;
+
+  // −r1_h log(1 + r2_h |r|) for r = −(L−1) … L−1: [H, 2L−1].
+  torch::Tensor scores(int64_t length) const;
+  torch::Tensor bias(int64_t length) const;  // [H, L, L]
+
+  torch::Tensor r1_, r2_;  // [H] each
+
+ private:
+  torch::Tensor cached_bias_;
+};
+TORCH_MODULE(KerpleLog);
+
+std::shared_ptr<RelativeSchemeImpl> make_kerple_log_scheme(const config::ModelConfig& c);
+
+}  // namespace tisa::model

@@ -1,0 +1,22 @@
+// Helpers shared by the attention and the schemes; see relative_scheme.h.
+#include "model/position/relative_scheme.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+namespace tisa::model {
+
+torch::Tensor scheme_logits(torch::Tensor& q, torch::Tensor& k, RelativeSchemeImpl* scheme) {
+  if (scheme) scheme->transform_qk(q, k);                                         // RoPE: [B, H, L, d]
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  auto logits = torch::matmul(q, k.transpose(-1, -2)) * scale;                    // [B, H, L, L]
+  if (scheme) logits = scheme->add_to_logits(logits, q);                          // SPEC §2: after scaling
+  return logits;
+}
+
+torch::Tensor toeplitz_from_offsets(const torch::Tensor& f, int64_t length) {
+  return f.unfold(1, length, 1).flip({1});  // [H, L, L]
+}
+
+}  // namespace tisa::model

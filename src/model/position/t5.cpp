@@ -1,0 +1,66 @@
+// T5 relative attention bias; see t5.h.
+#include "model/position/t5.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+namespace tisa::model {
+
+torch::Tensor t5_relative_bucket(const torch::Tensor& relative_position, int64_t num_buckets, int64_t max_distance) {
+  const int64_t side = num_buckets / 2;                                     // buckets per direction
+  auto buckets = (relative_position > 0).to(torch::kLong) * side;           // j > i: upper half
+  auto n = relative_position.abs();
+  const int64_t max_exact = side / 2;
+  auto is_small = n < max_exact;
+  // The same float32 operations as T5: log(n / max_exact) / log(max_distance / max_exact) · (side − max_exact).
+  auto large = (torch::log(n.to(torch::kFloat) / max_exact) /
+                std::log(static_cast<double>(max_distance) / static_cast<double>(max_exact)) *
+                static_cast<double>(side - max_exact))
+                   .to(torch::kLong) + max_exact;
+  large = torch::clamp_max(large, side - 1);
+  return buckets + torch::where(is_small, n, large);
+}
+
+std::shared_ptr<RelativeSchemeImpl> make_t5_scheme(const config::ModelConfig& c) {
+  return std::make_shared<T5BiasImpl>(c.num_attention_heads, c.position.t5.num_buckets, c.position.t5.max_distance,
+                                      c.initializer_range);
+}
+
+T5BiasImpl::T5BiasImpl(int64_t num_heads, int64_t num_buckets, int64_t max_distance, double init_std)
+    : num_buckets_(num_buckets), max_distance_(max_distance) {
+  TORCH_CHECK(num_buckets >= 4 && num_buckets % 2 == 0, "t5: num_buckets must be even and >= 4, got ", num_buckets);
+  TORCH_CHECK(max_distance > num_buckets / 4, "t5: max_distance must exceed num_buckets/4, got ", max_distance);
+  table_ = register_parameter("table", torch::randn({num_buckets, num_heads}) * init_std);
+}
+
+torch::Tensor T5BiasImpl::scores(int64_t length) const {
+  auto r = torch::arange(-(length - 1), length, torch::TensorOptions().dtype(torch::kLong).device(table_.device()));
+  auto b = t5_relative_bucket(r, num_buckets_, max_distance_);              // [2L−1]
+  return table_.index_select(0, b).t();                                     // [H, 2L−1]
+}
+
+torch::Tensor T5BiasImpl::bias(int64_t length) const { return toeplitz_from_offsets(scores(length), length); }
+
+void T5BiasImpl::begin_forward(int64_t length) { cached_bias_ = bias(length); }
+
+torch::Tensor T5BiasImpl::add_to_logits(torch::Tensor logits, const torch::Tensor& q) {
+  const int64_t L = q.size(2);
+  if (!cached_bias_.defined() || cached_bias_.size(-1) != L) cached_bias_ = bias(L);
+  return logits + cached_bias_.unsqueeze(0);                                // [B, H, L, L]
+}
+
+std::string T5BiasImpl::describe() const {
+  return std::to_string(num_buckets_) + " buckets, max distance " + std::to_string(max_distance_);
+}
+
+double T5BiasImpl::flops(int64_t batch, int64_t length) const {
+  return static_cast<double>(batch) * table_.size(1) * length * length;    // the add; the gather is free
+}
+
+torch::Tensor T5BiasImpl::offset_profile(int64_t n) const {
+  torch::NoGradGuard no_grad;
+  return scores(n).to(torch::kCPU, torch::kFloat);
+}
+
+}  // namespace tisa::model

@@ -1,0 +1,121 @@
+// The registry of position schemes (model/position/registry.h): every configured name has a
+// factory, sharing (per_layer / per_module / model) means the same for every scheme with
+// parameters, the legacy shaw/tisa switches still select theirs, descriptions and parameter
+// counts come from the schemes, and a tiny ALBERT trains (forward + backward, finite gradients
+// reaching every scheme parameter) with each scheme, also on sequences longer than its training
+// length where the scheme allows it.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "model/albert.h"
+#include "model/position/registry.h"
+#include "scheme_variants.h"
+
+namespace {
+
+using tisa::config::PositionSharing;
+using tisa::config::RelativeScheme;
+
+tisa::config::ModelConfig grouped(RelativeScheme s, PositionSharing sharing) {
+  tisa::test::SchemeVariant v{"x", false, s, false, true};
+  auto c = tisa::test::tiny_model(v);
+  c.num_hidden_layers = 4;
+  c.num_hidden_groups = 2;
+  c.inner_group_num = 2;
+  c.position.sharing = sharing;
+  return c;
+}
+
+TEST(PositionRegistry, EveryConfigNameHasAFactory) {
+  auto names = tisa::model::relative_scheme_names();
+  ASSERT_EQ(names.size(), tisa::config::kRelativeSchemeNames.size());
+  for (const auto& [name, value] : tisa::config::kRelativeSchemeNames) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+    EXPECT_EQ(tisa::model::relative_scheme_name(value), name);
+  }
+}
+
+TEST(PositionRegistry, SharingMeansTheSameForEveryScheme) {
+  for (auto s : {RelativeScheme::kShaw, RelativeScheme::kTisa, RelativeScheme::kT5, RelativeScheme::kKerpleLog,
+                 RelativeScheme::kFire}) {
+    const std::string name = tisa::model::relative_scheme_name(s);
+    const int64_t applications = 4 * 2;
+    EXPECT_EQ(tisa::model::make_configured_schemes(grouped(s, PositionSharing::kPerLayer)).size(), 8u) << name;
+    EXPECT_EQ(tisa::model::make_configured_schemes(grouped(s, PositionSharing::kPerModule)).size(), 4u) << name;
+    EXPECT_EQ(tisa::model::make_configured_schemes(grouped(s, PositionSharing::kModel)).size(), 1u) << name;
+    // per_module: layer application i uses the module of its group and inner layer.
+    tisa::model::AlbertTransformer t(grouped(s, PositionSharing::kPerModule));
+    EXPECT_EQ(t->scheme_for(0, 1), t->scheme_for(1, 1)) << name;   // layers 0, 1: group 0
+    EXPECT_NE(t->scheme_for(1, 1), t->scheme_for(2, 1)) << name;   // layer 2: group 1
+    EXPECT_NE(t->scheme_for(2, 0), t->scheme_for(2, 1)) << name;
+    tisa::model::AlbertTransformer per_layer(grouped(s, PositionSharing::kPerLayer));
+    EXPECT_NE(per_layer->scheme_for(0, 1), per_layer->scheme_for(1, 1)) << name;
+    EXPECT_EQ(per_layer->named_parameters().size() > 0, true);
+    (void)applications;
+  }
+  for (auto s : {RelativeScheme::kRope, RelativeScheme::kAlibi, RelativeScheme::kSinusoidal})
+    EXPECT_EQ(tisa::model::make_configured_schemes(grouped(s, PositionSharing::kPerLayer)).size(), 1u)
+        << tisa::model::relative_scheme_name(s) << ": no parameters, one module";
+  EXPECT_TRUE(tisa::model::make_configured_schemes(grouped(RelativeScheme::kNone, PositionSharing::kPerLayer)).empty());
+}
+
+TEST(PositionRegistry, LegacySwitchesSelectTheirSharing) {
+  auto c = grouped(RelativeScheme::kShaw, PositionSharing::kPerLayer);
+  c.position.shaw.per_layer = false;
+  EXPECT_EQ(tisa::model::effective_sharing(c), PositionSharing::kModel);
+  c.position.shaw.per_attention_module = true;
+  EXPECT_EQ(tisa::model::effective_sharing(c), PositionSharing::kPerModule);
+  auto t = grouped(RelativeScheme::kTisa, PositionSharing::kPerLayer);
+  t.position.tisa.per_layer = false;
+  EXPECT_EQ(tisa::model::effective_sharing(t), PositionSharing::kModel);
+}
+
+TEST(PositionRegistry, DescriptionsAndCountsComeFromTheSchemes) {
+  auto c = grouped(RelativeScheme::kT5, PositionSharing::kPerModule);
+  c.position.absolute = true;
+  EXPECT_EQ(tisa::model::describe_position(c), "absolute (P=32) + t5 (8 buckets, max distance 16, per attention module)");
+  EXPECT_EQ(tisa::model::positional_parameter_count(c), 32 * 8 + 4 * 8 * 4);
+  c.position.relative = RelativeScheme::kAlibi;
+  EXPECT_EQ(tisa::model::describe_position(c), "absolute (P=32) + alibi (fixed slopes)");
+  c.position.relative = RelativeScheme::kRope;
+  c.position.absolute = false;
+  EXPECT_EQ(tisa::model::describe_position(c), "rope (base 10000)");
+  EXPECT_GT(tisa::model::scheme_flops(c, 2, 16), 0.0);
+  // Asking never moves the RNG: the next model's init does not depend on it.
+  torch::manual_seed(3);
+  auto a = torch::randn({3});
+  torch::manual_seed(3);
+  (void)tisa::model::describe_position(grouped(RelativeScheme::kTisa, PositionSharing::kPerLayer));
+  EXPECT_TRUE(torch::equal(a, torch::randn({3})));
+}
+
+class EveryScheme : public ::testing::TestWithParam<tisa::test::SchemeVariant> {};
+
+TEST_P(EveryScheme, TrainsAndRunsPastTheTrainingLength) {
+  const auto& v = GetParam();
+  torch::manual_seed(4);
+  tisa::model::AlbertForPreTraining m(tisa::test::tiny_model(v));
+  const auto r = tisa::test::forward_backward(m, tisa::model::AttentionBackend::kEager, torch::kCPU);
+  EXPECT_TRUE(torch::isfinite(r.hidden).all().item<bool>()) << v.name;
+  const std::string prefix = "albert.encoder." + tisa::model::relative_scheme_name(v.relative) + ".";
+  for (const auto& p : m->named_parameters()) {
+    if (p.key().rfind(prefix, 0) != 0) continue;
+    ASSERT_TRUE(r.grads.count(p.key())) << p.key() << " gets no gradient";
+    EXPECT_TRUE(torch::isfinite(r.grads.at(p.key())).all().item<bool>()) << p.key();
+    EXPECT_GT(r.grads.at(p.key()).abs().sum().item<double>(), 0.0) << p.key();
+  }
+  if (!v.absolute) {  // no table: any length (tiny_model's table has 32 rows)
+    torch::NoGradGuard no_grad;
+    m->eval();
+    auto out = m->forward(torch::randint(5, 50, {1, 40}), {}, {});
+    EXPECT_TRUE(torch::isfinite(out.encoder.last_hidden_state).all().item<bool>()) << v.name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, EveryScheme, ::testing::ValuesIn(tisa::test::kSchemeVariants),
+                         [](const auto& info) { return tisa::test::variant_test_name(info.param); });
+
+}  // namespace
