@@ -6,7 +6,7 @@
 #
 #   scripts/reproduce_paper.sh --scale smoke|small|base --glue-dir DIR [--corpus FILE...]
 #       [--out DIR] [--seeds 1,2,3] [--variants absolute,absolute_tisa,tisa,shaw,none,rope,alibi,t5,kerple_log,fire,sinusoidal]
-#       [--tasks RTE,MRPC] [--set KEY=VALUE]... [--bin DIR]
+#       [--tasks RTE,MRPC] [--set KEY=VALUE]... [--bin DIR] [--jobs N]
 #
 # Stages (each writes OUT/stages/<stage>.done only after it succeeded, so a second call resumes
 # where the first stopped; pretraining itself continues from its last checkpoint with --resume):
@@ -15,13 +15,18 @@
 #   3. pretrain-V  every variant V on that dataset, same seed and order   -> OUT/pretrain/V/final/
 #   4. length-V    `tisa-train eval-mlm` at 1x/2x/4x the training length  -> OUT/length/V.json
 #   5. glue-V-T    `tisa-train glue` per variant and task, N seeds        -> OUT/glue/V/T/results.json
-#   6. report      `tisa-train report`                                     -> OUT/results.md, results.json
+#   6. report      `tisa-train report` (+ paired tests, pictures)          -> OUT/results.md, results.json,
+#                  glue_differences.svg, pretraining.svg
 # Settings: configs/paper/<scale>/<variant>.yaml (model, pretraining) and
 # configs/paper/<scale>/reproduce.env (vocabulary size, GLUE overrides, length multiples).
 # --set KEY=VALUE is passed to every pretraining (e.g. --set training.steps=200).
 # Default corpus: ../shared/data/corpus (Gutenberg books, WikiText-2 raw, Botchan) when present,
 # else the bundled data/sample/corpus. GLUE tasks: those with train and dev files in --glue-dir.
 # Binaries: --bin DIR (or $TISA_BIN_DIR), else build/bin, built by scripts/setup.sh when missing.
+# --jobs N: run up to N pretrainings, length evaluations or fine-tunings at once, each with
+# nproc/N intra-op threads (small models use one core each better than two cores together);
+# their output goes to OUT/logs/<stage>.log. Each run is deterministic for its thread count
+# (recorded in its config.yaml); another N changes that count and so the last bits of results.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +34,7 @@ ALL_VARIANTS="absolute,absolute_tisa,tisa,shaw,none,rope,alibi,t5,kerple_log,fir
 GLUE_TASKS=(CoLA SST-2 MRPC STS-B QQP MNLI QNLI RTE WNLI)
 
 usage() {
-  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
 }
 die() {
   echo "reproduce_paper: error: $*" >&2
@@ -42,7 +47,7 @@ abspath() {
   esac
 }
 
-SCALE="" GLUE_DIR="" OUT="" SEEDS="1,2,3" VARIANTS="$ALL_VARIANTS" TASKS="" BIN_DIR="${TISA_BIN_DIR:-}"
+SCALE="" GLUE_DIR="" OUT="" SEEDS="1,2,3" VARIANTS="$ALL_VARIANTS" TASKS="" BIN_DIR="${TISA_BIN_DIR:-}" JOBS=1
 CORPUS=() PRETRAIN_SET=()
 while (($#)); do
   case "$1" in
@@ -54,6 +59,7 @@ while (($#)); do
     --tasks) TASKS=${2:?--tasks needs a list}; shift 2 ;;
     --set) PRETRAIN_SET+=("${2:?--set needs KEY=VALUE}"); shift 2 ;;
     --bin) BIN_DIR=$(abspath "${2:?--bin needs a folder}"); shift 2 ;;
+    --jobs) JOBS=${2:?--jobs needs a number}; shift 2 ;;
     --corpus)
       shift
       while (($#)) && [[ "$1" != --* ]]; do
@@ -76,13 +82,17 @@ fi
 [ -n "$GLUE_DIR" ] || die "--glue-dir DIR is required (a GLUE folder: DIR/RTE/train.tsv, DIR/RTE/dev.tsv, ...)"
 [ -d "$GLUE_DIR" ] || die "--glue-dir $GLUE_DIR is not a folder"
 [[ "$SEEDS" =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--seeds '$SEEDS': expected comma-separated integers, e.g. 1,2,3"
+[[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || die "--jobs '$JOBS': expected a positive integer"
+THREADS=0  # 0 = LibTorch's default (every core) for one job at a time
+if ((JOBS > 1)); then THREADS=$(($(nproc) / JOBS)); ((THREADS >= 1)) || THREADS=1; fi
 IFS=, read -r -a VARIANT_LIST <<<"$VARIANTS"
 for v in "${VARIANT_LIST[@]}"; do
   [ -f "$SCALE_DIR/$v.yaml" ] || die "--variants: no configs/paper/$SCALE/$v.yaml"
 done
 [ -n "$OUT" ] || OUT="$ROOT/runs/paper-$SCALE"
 
-# Scale settings: VOCAB_SIZE, TOKENIZER_ARGS, PREPARE_ARGS, GLUE_SET, LENGTH_MULTIPLES, EVAL_MLM_ARGS.
+# Scale settings: VOCAB_SIZE, TOKENIZER_ARGS, PREPARE_ARGS, GLUE_SET (+ GLUE_SET_<TASK>, e.g.
+# GLUE_SET_SST_2, STS-B → GLUE_SET_STS_B), LENGTH_MULTIPLES, EVAL_MLM_ARGS.
 VOCAB_SIZE="" TOKENIZER_ARGS="" PREPARE_ARGS="" GLUE_SET="" LENGTH_MULTIPLES="1 2 4" EVAL_MLM_ARGS=""
 # shellcheck source=/dev/null
 . "$SCALE_DIR/reproduce.env"
@@ -157,6 +167,27 @@ stage() {
   echo "[paper] $name done in $((SECONDS - start)) s"
 }
 
+# parallel_stage NAME COMMAND...: stage() in the background when --jobs > 1 (at most JOBS at
+# once; output in OUT/logs/NAME.log), else in the foreground. finish_parallel waits for them all
+# and stops the script naming the logs of the stages that failed.
+parallel_stage() {
+  if ((JOBS == 1)); then
+    stage "$@"
+    return
+  fi
+  [ -f "$OUT/stages/$1.done" ] && { echo "[paper] skip $1 (done)"; return 0; }
+  while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
+  mkdir -p "$OUT/logs"
+  echo "[paper] === $1 (background, $THREADS thread(s); log: $OUT/logs/$1.log)"
+  (stage "$@") >"$OUT/logs/$1.log" 2>&1 &
+}
+finish_parallel() {
+  wait || true
+  local failed=()
+  for name in "$@"; do [ -f "$OUT/stages/$name.done" ] || failed+=("$OUT/logs/$name.log"); done
+  ((${#failed[@]} == 0)) || die "stages failed; see ${failed[*]}"
+}
+
 train_tokenizer() {
   rm -rf "$OUT/tokenizer"
   # shellcheck disable=SC2086
@@ -173,6 +204,7 @@ pretrain() {
   local v=$1 run_dir="$OUT/pretrain/$1"
   local args=(pretrain --config "$SCALE_DIR/$v.yaml" --set "data.dataset=$OUT/dataset"
     --set "model.vocab_size=$VOCAB_SIZE" --run-dir "$run_dir")
+  ((THREADS == 0)) || args+=(--set "training.threads=$THREADS")
   for s in "${PRETRAIN_SET[@]}"; do args+=(--set "$s"); done
   # Continue an interrupted pretraining; a folder without a checkpoint holds only the logs of a
   # start that saved nothing, which a fresh start may replace.
@@ -195,12 +227,15 @@ length_eval() {
   mkdir -p "$OUT/length"
   # shellcheck disable=SC2086
   "$TT" eval-mlm --model "$run_dir/final" --dataset "$OUT/dataset" --seq-lengths "$lengths" \
-    --output "$OUT/length/$v.json" $EVAL_MLM_ARGS
+    --output "$OUT/length/$v.json" --threads "$THREADS" $EVAL_MLM_ARGS
 }
 
 finetune() {
   local v=$1 t=$2 args=()
-  for s in $GLUE_SET; do args+=(--set "$s"); done
+  # GLUE_SET for every task, then GLUE_SET_<TASK> (e.g. GLUE_SET_SST_2) for this one; later wins.
+  local task_var="GLUE_SET_${t//-/_}"
+  for s in $GLUE_SET ${!task_var:-}; do args+=(--set "$s"); done
+  ((THREADS == 0)) || args+=(--set "training.threads=$THREADS")
   # The stage is not done: results of an earlier, interrupted attempt at this task are replaced.
   "$TT" glue --task "$t" --data-dir "$GLUE_DIR" --init "$OUT/pretrain/$v/final" --seeds "$SEEDS" \
     --run-dir "$OUT/glue/$v" --overwrite "${args[@]}"
@@ -210,11 +245,17 @@ finetune() {
 cd "$ROOT"  # configs/glue/<TASK>.yaml are found from here
 stage tokenizer train_tokenizer
 stage dataset prepare_dataset
-for v in "${VARIANT_LIST[@]}"; do stage "pretrain-$v" pretrain "$v"; done
-for v in "${VARIANT_LIST[@]}"; do stage "length-$v" length_eval "$v"; done
+names=()
+for v in "${VARIANT_LIST[@]}"; do parallel_stage "pretrain-$v" pretrain "$v"; names+=("pretrain-$v"); done
+finish_parallel "${names[@]}"
+names=()
+for v in "${VARIANT_LIST[@]}"; do parallel_stage "length-$v" length_eval "$v"; names+=("length-$v"); done
+finish_parallel "${names[@]}"
+names=()
 for v in "${VARIANT_LIST[@]}"; do
-  for t in "${TASK_LIST[@]}"; do stage "glue-$v-$t" finetune "$v" "$t"; done
+  for t in "${TASK_LIST[@]}"; do parallel_stage "glue-$v-$t" finetune "$v" "$t"; names+=("glue-$v-$t"); done
 done
+finish_parallel "${names[@]}"
 
 # The report is cheap: always rewritten from what is there.
 total=0
@@ -222,9 +263,17 @@ for f in "$OUT"/stages/*.done; do total=$((total + $(cat "$f"))); done
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 "$TT" report --dir "$OUT" --variants "$VARIANTS" --out "$OUT/results.md" --json "$OUT/results.json" \
+  --figure "$OUT/glue_differences.svg" \
   --meta "scale=$SCALE" --meta "command=$COMMAND" \
   --meta "machine=$(uname -sm), ${cpu:-unknown CPU}, $(nproc) cores" \
   --meta "commit=$commit" --meta "GLUE tasks=${TASK_LIST[*]}" --meta "seeds=$SEEDS" \
   --meta "stage time (s, all runs of the script)=$total" \
   --meta "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "[paper] results: $OUT/results.md and $OUT/results.json"
+# Pretraining curves of every variant (loss, validation MLM/SOP accuracy, learning rate).
+runs=()
+for v in "${VARIANT_LIST[@]}"; do [ -f "$OUT/pretrain/$v/metrics.jsonl" ] && runs+=("$OUT/pretrain/$v"); done
+if ((${#runs[@]})); then
+  "$TT" plot --runs "${runs[@]}" --smooth 0.6 --keys train:loss train:mlm_loss eval:mlm_loss eval:mlm_accuracy \
+    eval:sop_accuracy lr --title "Pretraining, scale $SCALE" --out "$OUT/pretraining.svg"
+fi
+echo "[paper] results: $OUT/results.md, $OUT/results.json, $OUT/glue_differences.svg, $OUT/pretraining.svg"

@@ -14,6 +14,10 @@
 #include "common/fs.h"
 #include "config/config_loader.h"
 #include "data/glue_tsv.h"
+#include "glue/glue_eval.h"
+#include "metrics/glue_metrics.h"
+#include "metrics/significance.h"
+#include "plot/svg.h"
 #include "model/albert.h"
 #include "model/hf_checkpoint.h"
 #include "model/position/registry.h"
@@ -87,7 +91,10 @@ std::vector<json> eval_events(const std::string& path) {
 
 json stats_json(const std::vector<double>& values, const std::vector<int64_t>& seeds) {
   const SeedStats s = seed_stats(values);
-  return {{"median", s.median}, {"std", s.std}, {"mean", s.mean}, {"n", s.n}, {"values", values}, {"seeds", seeds}};
+  json out = {{"median", s.median}, {"std", s.std}, {"mean", s.mean}, {"n", s.n}, {"values", values}, {"seeds", seeds}};
+  const auto ci = metrics::mean_interval_95(values);
+  out["ci95"] = std::isfinite(ci.half_width) ? json(ci.half_width) : json();  // null: one seed, no interval
+  return out;
 }
 
 // One task's results.json → {"main_metric", "median", "std", "mean", "n", "values", "seeds"}.
@@ -191,10 +198,12 @@ std::string with_thousands(int64_t n) {
   return n < 0 ? "-" + s : s;
 }
 
-// "72.3 ± 1.2" (×100), or "—".
+// "72.3 ± 1.2" (mean ± 95 % CI half-width, ×100), "72.3" for one seed, or "—".
 std::string stats_cell(const json& s) {
-  if (!s.is_object() || !s.contains("median")) return "—";
-  return fmt("%.1f", 100 * s["median"].get<double>()) + " ± " + fmt("%.1f", 100 * s["std"].get<double>());
+  if (!s.is_object() || !s.contains("mean")) return "—";
+  const std::string mean = fmt("%.1f", 100 * s["mean"].get<double>());
+  if (!s.contains("ci95") || !s["ci95"].is_number()) return mean;
+  return mean + " ± " + fmt("%.1f", 100 * s["ci95"].get<double>());
 }
 
 // The lengths of the first variant that has length rows (all variants use the same ones).
@@ -219,6 +228,116 @@ std::string length_header(const std::vector<int64_t>& lengths, size_t i) {
   std::string h = "L=" + std::to_string(lengths[i]);
   if (lengths[0] > 0 && lengths[i] % lengths[0] == 0) h += " (" + std::to_string(lengths[i] / lengths[0]) + "×)";
   return h;
+}
+
+// ------------------------------------------------------------------ paired comparisons
+// One variant's dev predictions on one task: the split holding the main metric, per seed.
+struct TaskPredictions {
+  std::string metrics_task, main_metric, source;
+  std::vector<double> labels;
+  std::map<int64_t, std::vector<double>> by_seed;
+};
+
+// Reads glue/<variant>/<task>/seed-*/dev_predictions.json (seeds named by results.json); seeds
+// without the file (runs of older versions) are left out.
+TaskPredictions read_task_predictions(const std::string& dir, const std::string& variant, const std::string& task,
+                                      const json& summary) {
+  TaskPredictions out;
+  out.main_metric = summary.value("main_metric", "");
+  const stdfs::path task_dir = stdfs::path(dir) / "glue" / variant / task;
+  for (const auto& seed_json : summary.value("seeds", json::array())) {
+    const int64_t seed = seed_json.get<int64_t>();
+    const std::string path = (task_dir / ("seed-" + std::to_string(seed)) / glue::kDevPredictionsFile).string();
+    if (!fs::exists(path)) continue;
+    const json file = read_json_file(path);
+    const json splits = file.value("splits", json::array());  // `split` points into it below
+    const json* split = nullptr;
+    for (const auto& sp : splits) {
+      const auto keys = sp.value("metrics", json::array());
+      if (std::find(keys.begin(), keys.end(), json(out.main_metric)) != keys.end()) split = &sp;
+    }
+    if (!split) throw Error(path + ": no split with the main metric '" + out.main_metric + "'");
+    std::vector<double> labels, predictions;
+    try {
+      labels = split->at("labels").get<std::vector<double>>();
+      predictions = split->at("predictions").get<std::vector<double>>();
+      out.metrics_task = split->at("metrics_task").get<std::string>();
+    } catch (const json::exception& e) {
+      throw Error(path + ": expected labels, predictions and metrics_task (" + e.what() + ")");
+    }
+    if (predictions.size() != labels.size())
+      throw Error(path + ": " + std::to_string(predictions.size()) + " predictions for " +
+                  std::to_string(labels.size()) + " labels");
+    if (out.by_seed.empty()) {
+      out.labels = std::move(labels);
+      out.source = path;
+    } else if (labels != out.labels) {
+      throw Error(path + ": labels differ from " + out.source + " (another dev file?)");
+    }
+    out.by_seed[seed] = std::move(predictions);
+  }
+  return out;
+}
+
+// Paired bootstrap of every variant against the reference, per task; p-values Holm-adjusted
+// over all comparisons in the table.
+json paired_comparisons(const std::string& dir, const json& variants, const std::vector<std::string>& tasks,
+                        const std::string& reference, int64_t resamples) {
+  const json* ref = nullptr;
+  for (const auto& v : variants)
+    if (v["name"] == reference) ref = &v;
+  json list = json::array();
+  if (!ref) return list;
+  for (const auto& task : tasks) {
+    if (!(*ref)["glue"].contains(task)) continue;
+    const TaskPredictions a = read_task_predictions(dir, reference, task, (*ref)["glue"][task]);
+    if (a.by_seed.empty()) continue;
+    for (const auto& v : variants) {
+      if (v["name"] == reference || !v["glue"].contains(task)) continue;
+      const std::string name = v["name"].get<std::string>();
+      const TaskPredictions b = read_task_predictions(dir, name, task, v["glue"][task]);
+      if (b.by_seed.empty()) continue;
+      if (b.labels != a.labels)
+        throw Error(b.source + ": labels differ from " + a.source + " (variants evaluated on different dev files)");
+      std::vector<std::vector<double>> pa, pb;
+      std::vector<int64_t> seeds;
+      for (const auto& [seed, p] : a.by_seed) {
+        auto it = b.by_seed.find(seed);
+        if (it == b.by_seed.end()) continue;
+        pa.push_back(p);
+        pb.push_back(it->second);
+        seeds.push_back(seed);
+      }
+      if (seeds.empty()) continue;
+      const std::string metrics_task = a.metrics_task, key = a.main_metric;
+      auto metric = [&](const std::vector<double>& p, const std::vector<double>& l) {
+        return metrics::glue_compute_metrics(metrics_task, p, l).get(key);
+      };
+      const auto r = metrics::paired_bootstrap(metric, pa, pb, a.labels, resamples);
+      list.push_back({{"variant", name}, {"task", task}, {"metric", key}, {"seeds", seeds},
+                      {"examples", r.examples}, {"difference", r.difference}, {"low", r.low}, {"high", r.high},
+                      {"p", std::isfinite(r.p_value) ? json(r.p_value) : json()}, {"resamples", r.resamples},
+                      {"dropped_resamples", r.dropped}});
+    }
+  }
+  std::vector<double> ps;
+  for (const auto& c : list) ps.push_back(c["p"].is_number() ? c["p"].get<double>() : 1.0);
+  const auto adjusted = metrics::holm_adjust(ps);
+  for (size_t i = 0; i < list.size(); ++i) {
+    list[i]["p_holm"] = adjusted[i];
+    list[i]["significant"] = list[i]["p"].is_number() && adjusted[i] <= 0.05;
+  }
+  return list;
+}
+
+std::string comparison_verdict(const json& c) {
+  if (!c["significant"].get<bool>()) return "no significant difference";
+  return c["difference"].get<double>() > 0 ? "better" : "worse";
+}
+
+std::string p_cell(double p) {
+  if (p < 0.001) return "<0.001";
+  return fmt("%.3f", p);
 }
 
 }  // namespace
@@ -261,6 +380,8 @@ json collect_paper_results(const PaperReportOptions& options) {
     if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) tasks.push_back(t);
   out["tasks"] = tasks;
   out["variants"] = list;
+  out["reference"] = options.reference;
+  out["comparisons"] = paired_comparisons(options.dir, list, tasks, options.reference, options.resamples);
   return out;
 }
 
@@ -281,9 +402,9 @@ std::string paper_results_markdown(const json& results) {
     for (const auto& t : v["glue"]) max_seeds = std::max(max_seeds, t["values"].size());
 
   md << "## Summary\n\nGLUE dev: main metric ×100 (CoLA mcc, STS-B (Pearson+Spearman)/2, MRPC acc/F1 mean, "
-        "else accuracy), median ± sample std over "
+        "else accuracy), mean ± half-width of the 95 % confidence interval over "
      << max_seeds << " seed" << (max_seeds == 1 ? "" : "s")
-     << "; average = median over seeds of the per-seed mean over tasks. Length columns: MLM loss on the "
+     << " (Student's t); average = the same over the per-seed means over tasks. Length columns: MLM loss on the "
         "validation split at each sequence length (lower is better).\n\n";
   md << "| variant | position | positional params |";
   for (const auto& t : tasks) md << " " << t << " |";
@@ -359,6 +480,43 @@ std::string paper_results_markdown(const json& results) {
        << tau_cell("tau_gram") << " | " << tau_cell("tau_heads_mean") << " |\n";
   }
 
+  const auto& comparisons = results.value("comparisons", json::array());
+  if (!comparisons.empty()) {
+    const std::string ref = results.value("reference", "absolute");
+    md << "\n## Paired comparison with " << ref << "\n\nΔ = mean over seeds of (variant − " << ref
+       << ") in the task's main metric ×100 on the dev set, with the same seeds (so the same fine-tuning data "
+          "order); 95 % interval and two-sided p from a paired bootstrap over dev examples ("
+       << comparisons[0]["resamples"].get<int64_t>() + comparisons[0]["dropped_resamples"].get<int64_t>()
+       << " resamples, the same draw for both variants and every seed). p (Holm) is adjusted for the "
+       << comparisons.size() << " comparisons of this table; significant = p (Holm) ≤ 0.05.\n\n"
+       << "| variant | task | seeds | Δ | 95 % interval | p | p (Holm) | verdict |\n"
+          "|---|---|---:|---:|---|---:|---:|---|\n";
+    std::vector<std::string> significant;
+    for (const auto& c : comparisons) {
+      const bool has_p = c["p"].is_number();
+      md << "| " << c["variant"].get<std::string>() << " | " << c["task"].get<std::string>() << " | "
+         << c["seeds"].size() << " | " << fmt("%+.1f", 100 * c["difference"].get<double>()) << " | ["
+         << fmt("%+.1f", 100 * c["low"].get<double>()) << ", " << fmt("%+.1f", 100 * c["high"].get<double>()) << "] | "
+         << (has_p ? p_cell(c["p"].get<double>()) : "n/a") << " | " << p_cell(c["p_holm"].get<double>()) << " | "
+         << comparison_verdict(c) << " |\n";
+      if (c["significant"].get<bool>())
+        significant.push_back(c["variant"].get<std::string>() + " is " + comparison_verdict(c) + " than " + ref +
+                              " on " + c["task"].get<std::string>() + " (" +
+                              fmt("%+.1f", 100 * c["difference"].get<double>()) + ", p (Holm) " +
+                              p_cell(c["p_holm"].get<double>()) + ")");
+    }
+    md << "\n**Significance.** ";
+    if (significant.empty()) {
+      md << "No variant differs significantly from " << ref << " on any task (family-wise level 5 %, Holm over "
+         << comparisons.size() << " comparisons).\n";
+    } else {
+      md << significant.size() << " of " << comparisons.size()
+         << " comparisons are significant at the family-wise 5 % level (Holm): ";
+      for (size_t i = 0; i < significant.size(); ++i) md << (i ? "; " : "") << significant[i];
+      md << ". Every other difference is within what resampling the dev set produces.\n";
+    }
+  }
+
   if (!tasks.empty()) {
     md << "\n## GLUE per seed\n\n| variant | task | metric | seeds | values (×100) |\n|---|---|---|---|---|\n";
     for (const auto& v : variants)
@@ -375,6 +533,30 @@ std::string paper_results_markdown(const json& results) {
       }
   }
   return md.str();
+}
+
+bool write_comparison_figure(const json& results, const std::string& svg_path) {
+  const auto& comparisons = results.value("comparisons", json::array());
+  if (comparisons.empty()) return false;
+  const std::string ref = results.value("reference", "absolute");
+  plot::Figure figure;
+  figure.title = "GLUE dev: difference from " + ref + " (×100, paired bootstrap 95 % interval; coloured = significant, Holm)";
+  for (const auto& task : results.value("tasks", std::vector<std::string>{})) {
+    plot::IntervalChart chart;
+    chart.title = task;
+    for (const auto& c : comparisons) {
+      if (c["task"] != task) continue;
+      chart.x_label = c["metric"].get<std::string>() + " − " + ref;
+      chart.rows.push_back({c["variant"].get<std::string>(), 100 * c["difference"].get<double>(),
+                            100 * c["low"].get<double>(), 100 * c["high"].get<double>(), c["significant"].get<bool>()});
+    }
+    if (!chart.rows.empty()) figure.panels.push_back(chart);
+  }
+  figure.columns = std::min<int>(3, static_cast<int>(figure.panels.size()));
+  figure.panel_width = 380;
+  figure.panel_height = 60 + 26 * static_cast<double>(comparisons.size() / std::max<size_t>(1, figure.panels.size())) + 40;
+  plot::write_svg(svg_path, figure);
+  return true;
 }
 
 }  // namespace tisa::analysis

@@ -10,6 +10,12 @@
 //   pretrain/<variant>/metrics.jsonl       last "eval" event = final pretraining validation
 //   glue/<variant>/<TASK>/results.json     `tisa-train glue` per-task results (seeds, main metric)
 //   length/<variant>.json                  `tisa-train eval-mlm --output`
+//   glue/<variant>/<TASK>/seed-<s>/dev_predictions.json   the best model's dev predictions, for the
+//                                          paired comparisons with the reference variant
+// GLUE cells are the mean over seeds ± the half-width of its 95 % confidence interval (Student's
+// t); "comparisons" holds, per task and variant, the paired bootstrap of the variant against the
+// reference over dev examples (same seeds, so the same fine-tuning data order), with p-values
+// Holm-adjusted over the whole table (metrics/significance.h).
 // Anything missing is reported as missing ("—" in the table, absent keys in the JSON), so a
 // partial run still gives a table.
 #pragma once
@@ -27,6 +33,8 @@ struct PaperReportOptions {
   std::string dir;                    // reproduction folder
   std::vector<std::string> variants;  // empty = pretrain/* sub-folders (kPaperVariants order first)
   std::vector<std::pair<std::string, std::string>> meta;  // shown above the table (scale, command, machine)
+  std::string reference = "absolute";  // the variant every other one is compared with (paired tests)
+  int64_t resamples = 2000;            // bootstrap resamples per paired comparison
 };
 
 // Median and sample standard deviation (n − 1; 0 for one value) of `values` (not empty).
@@ -41,5 +49,10 @@ nlohmann::json collect_paper_results(const PaperReportOptions& options);
 
 // The Markdown report of collect_paper_results().
 std::string paper_results_markdown(const nlohmann::json& results);
+
+// A forest plot of the paired comparisons (one panel per task, one row per variant: difference
+// from the reference ×100 with its 95 % interval; significant rows in colour). Returns false
+// (and writes nothing) when there are no comparisons.
+bool write_comparison_figure(const nlohmann::json& results, const std::string& svg_path);
 
 }  // namespace tisa::analysis

@@ -19,7 +19,8 @@ namespace tisa::cli {
 namespace {
 
 struct ReportArgs {
-  std::string dir, out_md, out_json, variants;
+  std::string dir, out_md, out_json, out_figure, variants, reference = "absolute";
+  int64_t resamples = 2000;
   std::vector<std::string> meta;
 };
 
@@ -36,11 +37,20 @@ void run_report(const ReportArgs& a) {
       throw Error("--meta '" + m + "': expected KEY=VALUE (e.g. --meta scale=small)");
     o.meta.emplace_back(m.substr(0, eq), m.substr(eq + 1));
   }
+  o.reference = a.reference;
+  o.resamples = a.resamples;
   const auto results = analysis::collect_paper_results(o);
   const std::string md = analysis::paper_results_markdown(results);
   if (!a.out_json.empty()) {
     fs::write_file_atomic(a.out_json, results.dump(2) + "\n");
     spdlog::info("[report] wrote {}", a.out_json);
+  }
+  if (!a.out_figure.empty()) {
+    if (analysis::write_comparison_figure(results, a.out_figure))
+      spdlog::info("[report] wrote {}", a.out_figure);
+    else
+      spdlog::warn("[report] no paired comparisons (no {} runs with dev predictions): {} not written", a.reference,
+                   a.out_figure);
   }
   if (a.out_md.empty()) {
     std::fputs(md.c_str(), stdout);
@@ -59,6 +69,12 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--out", a->out_md, "Markdown file to write (default: print)");
   cmd->add_option("--json", a->out_json, "JSON file to write");
   cmd->add_option("--variants", a->variants, "comma-separated variants in table order (default: all found)");
+  cmd->add_option("--figure", a->out_figure, "SVG file: the paired differences from --reference per task");
+  cmd->add_option("--reference", a->reference, "variant the others are compared with (paired bootstrap)")
+      ->capture_default_str();
+  cmd->add_option("--resamples", a->resamples, "bootstrap resamples per comparison")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{100}, int64_t{1000000}));
   cmd->add_option("--meta", a->meta, "KEY=VALUE shown above the table, e.g. scale=small (repeatable)");
   cmd->callback([a] { run_report(*a); });
 }

@@ -425,6 +425,13 @@ FinetuneResult finish(Finetune& f) {
       result.leaderboard_files.push_back(path);
       spdlog::info("[glue] {}: {} predictions written to {}", f.task.name, split.size(), path);
     }
+    // The best model's dev predictions: what paired comparisons between variants resample.
+    nlohmann::json dev = {{"task", f.task.name}, {"seed", f.req.seed}, {"best_step", e.best_step},
+                          {"splits", nlohmann::json::array()}};
+    for (const auto& split : f.devs)
+      dev["splits"].push_back(dev_predictions_json(f.task, split, predict_split(best, split, f.gc.eval_batch_size,
+                                                                                f.ctx.device())));
+    fs::write_file_atomic((stdfs::path(f.req.run_dir) / kDevPredictionsFile).string(), dev.dump() + "\n");
   }
   nlohmann::json results = {{"task", f.task.name},
                             {"seed", f.req.seed},

@@ -60,9 +60,24 @@ GlueSampler::GlueSampler(size_t examples, uint64_t seed) : order_(examples), see
   reshuffle();
 }
 
+GlueSampler::GlueSampler(size_t examples, uint64_t seed, std::vector<int64_t> lengths, size_t group_window)
+    : order_(examples), seed_(seed), rng_(seed), lengths_(std::move(lengths)), group_window_(group_window) {
+  if (examples == 0) throw Error("the training split has no examples");
+  TISA_CHECK(lengths_.size() == examples, "one length per training example expected");
+  TISA_CHECK(group_window_ > 0, "length grouping needs a window of at least one example");
+  std::iota(order_.begin(), order_.end(), size_t{0});
+  reshuffle();
+}
+
 void GlueSampler::reshuffle() {
   std::shuffle(order_.begin(), order_.end(), rng_);
   pos_ = 0;
+  if (lengths_.empty()) return;
+  for (size_t begin = 0; begin < order_.size(); begin += group_window_) {
+    const auto end = order_.begin() + static_cast<std::ptrdiff_t>(std::min(order_.size(), begin + group_window_));
+    std::stable_sort(order_.begin() + static_cast<std::ptrdiff_t>(begin), end,
+                     [&](size_t a, size_t b) { return lengths_[a] > lengths_[b]; });
+  }
 }
 
 std::vector<size_t> GlueSampler::next(int64_t batch_size) {

@@ -28,9 +28,17 @@ GlueBatch make_glue_batch(const data::GlueEncodedSplit& split, const std::vector
 
 // Endless training order: each epoch is a fresh permutation drawn from a seeded engine, so a run
 // with the same seed sees the same batches.
+//
+// Length grouping (glue.group_by_length): each epoch's permutation is cut into windows of
+// `group_window` examples and every window is sorted by length, longest first (stable), so a
+// batch holds examples of similar length and pads little — on SST-2 (2–60 tokens) a random
+// batch is mostly padding. Windows keep the order random at a coarse scale, as HF's
+// group_by_length does with its mega-batches of 50 batches.
 class GlueSampler {
  public:
   GlueSampler(size_t examples, uint64_t seed);
+  // With length grouping: `lengths[i]` is example i's token count; `group_window` > 0.
+  GlueSampler(size_t examples, uint64_t seed, std::vector<int64_t> lengths, size_t group_window);
   std::vector<size_t> next(int64_t batch_size);
   int64_t epoch() const { return epoch_; }
 
@@ -47,6 +55,8 @@ class GlueSampler {
   int64_t epoch_ = 0;
   uint64_t seed_;
   std::mt19937_64 rng_;
+  std::vector<int64_t> lengths_;  // empty: no length grouping
+  size_t group_window_ = 0;
 };
 
 // Evaluation batches: row numbers grouped by similar length (sorted by length, stable), each

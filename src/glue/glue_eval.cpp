@@ -55,4 +55,16 @@ void write_prediction_file(const std::string& path, const GlueTaskInfo& task, co
   }
 }
 
+nlohmann::json dev_predictions_json(const GlueTaskInfo& task, const data::GlueEncodedSplit& split,
+                                    const std::vector<double>& predictions) {
+  TISA_CHECK(predictions.size() == split.size(), "prediction count differs from the split size");
+  nlohmann::json keys = nlohmann::json::array();
+  for (const auto& [name, value] : split_metrics(task, predictions, split)) keys.push_back(name);
+  return {{"split", split.split},
+          {"metrics_task", metrics_task_for_split(task, split.split)},
+          {"metrics", keys},
+          {"labels", std::vector<double>(split.labels.begin(), split.labels.end())},
+          {"predictions", predictions}};
+}
+
 }  // namespace tisa::glue

@@ -3,6 +3,7 @@
 // format (header `index\tprediction`, label strings, STS-B clipped to [0, 5] with 3 decimals).
 #pragma once
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,14 @@ std::map<std::string, double> split_metrics(const GlueTaskInfo& task, const std:
 // Leaderboard / prediction file: one row per example with the split's index column.
 void write_prediction_file(const std::string& path, const GlueTaskInfo& task, const data::GlueEncodedSplit& split,
                            const std::vector<double>& predictions);
+
+// File in each seed's run folder holding the best model's dev predictions (written by `glue`).
+inline constexpr const char* kDevPredictionsFile = "dev_predictions.json";
+
+// One dev split's predictions with their labels, for paired significance tests between variants
+// (`tisa-train report`, metrics/significance.h): {"split", "metrics_task", "metrics": [keys],
+// "labels": [...], "predictions": [...]} in data order; class ids as numbers, STS-B scores.
+nlohmann::json dev_predictions_json(const GlueTaskInfo& task, const data::GlueEncodedSplit& split,
+                                    const std::vector<double>& predictions);
 
 }  // namespace tisa::glue

@@ -381,11 +381,61 @@ void draw_line_chart(std::ostringstream& out, Context& ctx, const LineChart& c, 
   if (!entries.empty()) draw_legend(out, box.x + box.w + 12, box.y + 8, entries);
 }
 
+// ------------------------------------------------------------------------------ interval chart
+void draw_interval_chart(std::ostringstream& out, const IntervalChart& c, double width, double height) {
+  double label_w = 0;
+  for (const auto& r : c.rows) label_w = std::max(label_w, text_width(r.label, kFont));
+  double left = 12 + label_w + 8, right = 14, top = c.title.empty() ? 12 : 30, bottom = 44;
+  Box box{left, top, std::max(10.0, width - left - right), std::max(10.0, height - top - bottom)};
+  if (!c.title.empty()) text(out, width / 2, 19, c.title, kTitleFont, "middle", 0, true);
+
+  Range xr{c.reference, c.reference};
+  for (const auto& r : c.rows)
+    for (double v : {r.estimate, r.low, r.high})
+      if (std::isfinite(v)) xr.lo = std::min(xr.lo, v), xr.hi = std::max(xr.hi, v);
+  if (xr.hi <= xr.lo) xr = {xr.lo - 0.5, xr.lo + 0.5};
+  const double pad = 0.05 * (xr.hi - xr.lo);
+  xr = {xr.lo - pad, xr.hi + pad};
+  auto px = [&](double x) { return box.x + (x - xr.lo) / (xr.hi - xr.lo) * box.w; };
+  const double row_h = box.h / static_cast<double>(std::max<size_t>(1, c.rows.size()));
+  auto py = [&](size_t i) { return box.y + (static_cast<double>(i) + 0.5) * row_h; };
+
+  auto xt = nice_ticks(xr.lo, xr.hi, std::max(3, static_cast<int>(box.w / 70)));
+  const double xstep = xt.size() > 1 ? xt[1] - xt[0] : 1;
+  for (double t : xt) {
+    const double x = px(t);
+    line(out, x, box.y, x, box.y + box.h, "#e5e5e5");
+    line(out, x, box.y + box.h, x, box.y + box.h + 4, "#333");
+    text(out, x, box.y + box.h + 4 + kFont, format_tick(t, xstep), kFont);
+  }
+  line(out, px(c.reference), box.y, px(c.reference), box.y + box.h, "#777", 1.2);
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    const IntervalRow& r = c.rows[i];
+    const double y = py(i);
+    text(out, box.x - 8, y + kFont * 0.35, r.label, kFont, "end");
+    if (!std::isfinite(r.estimate) || !std::isfinite(r.low) || !std::isfinite(r.high)) {
+      text(out, box.x + 6, y + kFont * 0.35, "n/a", kFont, "start");
+      continue;
+    }
+    const char* colour = !r.highlight ? "#555" : r.estimate > c.reference ? "#c0392b" : "#2563b0";
+    line(out, px(r.low), y, px(r.high), y, colour, 2);
+    line(out, px(r.low), y - 4, px(r.low), y + 4, colour, 1.5);
+    line(out, px(r.high), y - 4, px(r.high), y + 4, colour, 1.5);
+    out << "<circle cx=\"" << num(px(r.estimate)) << "\" cy=\"" << num(y) << "\" r=\"3.5\" fill=\"" << colour
+        << "\"/>\n";
+  }
+  out << "<rect x=\"" << num(box.x) << "\" y=\"" << num(box.y) << "\" width=\"" << num(box.w)
+      << "\" height=\"" << num(box.h) << "\" fill=\"none\" stroke=\"#333\"/>\n";
+  if (!c.x_label.empty()) text(out, box.x + box.w / 2, box.y + box.h + 34, c.x_label, kFont);
+}
+
 void draw_panel(std::ostringstream& out, Context& ctx, const Panel& panel, double width, double height) {
   if (const auto* h = std::get_if<Heatmap>(&panel)) {
     draw_heatmap(out, ctx, *h, width, height);
+  } else if (const auto* l = std::get_if<LineChart>(&panel)) {
+    draw_line_chart(out, ctx, *l, width, height);
   } else {
-    draw_line_chart(out, ctx, std::get<LineChart>(panel), width, height);
+    draw_interval_chart(out, std::get<IntervalChart>(panel), width, height);
   }
 }
 
@@ -518,6 +568,15 @@ std::string render_svg(const Figure& figure) {
 std::string render_svg(const Heatmap& heatmap, double width, double height) {
   Figure f;
   f.panels.push_back(heatmap);
+  f.columns = 1;
+  f.panel_width = width;
+  f.panel_height = height;
+  return render_svg(f);
+}
+
+std::string render_svg(const IntervalChart& chart, double width, double height) {
+  Figure f;
+  f.panels.push_back(chart);
   f.columns = 1;
   f.panel_width = width;
   f.panel_height = height;

@@ -57,7 +57,25 @@ struct LineChart {
   std::optional<double> x_max;
 };
 
-using Panel = std::variant<Heatmap, LineChart>;
+// A forest plot: one row per labelled estimate with its interval (e.g. the difference of a
+// variant from a baseline with its 95 % bootstrap interval), a vertical reference line (0), and
+// highlighted rows (significant ones). Rows are drawn top to bottom in order.
+struct IntervalRow {
+  std::string label;
+  double estimate = 0;
+  double low = 0;
+  double high = 0;
+  bool highlight = false;  // drawn in colour (red when the estimate is > reference, else blue)
+};
+
+struct IntervalChart {
+  std::string title;
+  std::string x_label;
+  std::vector<IntervalRow> rows;  // non-finite rows are listed with "n/a"
+  double reference = 0;
+};
+
+using Panel = std::variant<Heatmap, LineChart, IntervalChart>;
 
 struct LegendEntry {
   std::string name;
@@ -78,6 +96,7 @@ struct Figure {
 std::string render_svg(const Figure& figure);
 std::string render_svg(const Heatmap& heatmap, double width = 600, double height = 520);
 std::string render_svg(const LineChart& chart, double width = 640, double height = 400);
+std::string render_svg(const IntervalChart& chart, double width = 480, double height = 360);
 
 // Writes render_svg(...) atomically to `path`.
 void write_svg(const std::string& path, const Figure& figure);

@@ -66,8 +66,22 @@ TEST(ReproduceSmoke, WritesTheTableAndResumes) {
   EXPECT_TRUE(contains(md, "SST-2")) << md;
   EXPECT_TRUE(contains(md, "- command: scripts/reproduce_paper.sh --scale smoke")) << md;
 
+  // Paired comparisons with absolute (one per other variant on SST-2) and the two pictures.
+  EXPECT_TRUE(contains(md, "## Paired comparison with absolute")) << md;
+  EXPECT_TRUE(contains(md, "**Significance.**")) << md;
+  EXPECT_TRUE(file_exists(out + "/glue_differences.svg"));
+  EXPECT_TRUE(file_exists(out + "/pretraining.svg"));
+  EXPECT_TRUE(file_exists(out + "/glue/tisa/SST-2/seed-2/dev_predictions.json"));
+
   const auto r = nlohmann::json::parse(slurp(out + "/results.json"));
   EXPECT_EQ(r["tasks"], nlohmann::json({"SST-2"}));
+  ASSERT_EQ(r["comparisons"].size(), 10u);
+  for (const auto& c : r["comparisons"]) {
+    EXPECT_EQ(c["seeds"], nlohmann::json({1, 2, 3}));
+    EXPECT_EQ(c["examples"], 64);
+    EXPECT_LE(c["low"].get<double>(), c["difference"].get<double>());
+    EXPECT_GE(c["high"].get<double>(), c["difference"].get<double>());
+  }
   ASSERT_EQ(r["variants"].size(), 11u);
   // Tiny ALBERT (E 32, H 64, 2 layers, 2 heads, d 32) with P = 128: absolute P·E = 4096;
   // TISA 3·S·H·L = 3·5·2·2 = 60; Shaw 2·(2k+1)·d·L = 2·33·32·2 = 4224; T5 32 buckets·H·L = 128;
@@ -108,14 +122,21 @@ TEST(ReproduceSmoke, WritesTheTableAndResumes) {
   }
 
   // Resume: finished stages are skipped; removed ones run again; a pretraining whose final model
-  // is gone continues from its checkpoint.
+  // is gone continues from its checkpoint. With --jobs 2 the stages run in the background
+  // (nproc/2 threads each), logging to out/logs/.
   stdfs::remove(out + "/stages/glue-none-SST-2.done");
   stdfs::remove(out + "/stages/length-tisa.done");
   stdfs::remove(out + "/stages/pretrain-shaw.done");
   stdfs::remove_all(out + "/pretrain/shaw/final");
   stdfs::remove(out + "/results.md");
-  ASSERT_EQ(run(base + " --seeds 1,2,3 > " + dir + "/log2.txt 2>&1"), 0) << slurp(dir + "/log2.txt");
-  const std::string log2 = slurp(dir + "/log2.txt");
+  ASSERT_EQ(run(base + " --seeds 1,2,3 --jobs 2 > " + dir + "/log2.txt 2>&1"), 0) << slurp(dir + "/log2.txt");
+  std::string log2 = slurp(dir + "/log2.txt");
+  for (const char* stage : {"pretrain-shaw", "length-tisa", "glue-none-SST-2"}) {
+    const std::string stage_log = out + "/logs/" + stage + ".log";
+    EXPECT_TRUE(contains(log2, std::string("=== ") + stage + " (background, ")) << log2;
+    ASSERT_TRUE(file_exists(stage_log)) << stage_log;
+    log2 += slurp(stage_log);  // the stages' own lines
+  }
   EXPECT_TRUE(contains(log2, "skip tokenizer (done)")) << log2;
   EXPECT_TRUE(contains(log2, "skip pretrain-absolute (done)")) << log2;
   EXPECT_TRUE(contains(log2, "skip glue-tisa-SST-2 (done)")) << log2;

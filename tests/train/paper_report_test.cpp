@@ -58,6 +58,21 @@ void write_glue(const std::string& dir, const std::string& variant, const std::s
   fs::write_file_atomic(dir + "/glue/" + variant + "/" + task + "/results.json", r.dump(2));
 }
 
+// glue/<variant>/<task>/seed-<seed>/dev_predictions.json: `wrong` of the examples mispredicted.
+void write_dev_predictions(const std::string& dir, const std::string& variant, const std::string& task, int64_t seed,
+                           size_t examples, size_t wrong) {
+  std::vector<double> labels, predictions;
+  for (size_t i = 0; i < examples; ++i) {
+    labels.push_back(static_cast<double>(i % 2));
+    predictions.push_back(i < wrong ? 1.0 - static_cast<double>(i % 2) : static_cast<double>(i % 2));
+  }
+  const std::string seed_dir = dir + "/glue/" + variant + "/" + task + "/seed-" + std::to_string(seed);
+  fs::create_directories(seed_dir);
+  json split = {{"split", "dev"}, {"metrics_task", "rte"}, {"metrics", {"acc"}}, {"labels", labels},
+                {"predictions", predictions}};
+  fs::write_file_atomic(seed_dir + "/dev_predictions.json", json({{"task", task}, {"splits", json::array({split})}}).dump());
+}
+
 TEST(PaperReport, CollectsAndFormats) {
   const std::string dir = test::make_temp_dir("paper_report");
   write_variant(dir, "absolute", base_model(true, config::RelativeScheme::kNone));
@@ -70,6 +85,12 @@ TEST(PaperReport, CollectsAndFormats) {
   write_glue(dir, "absolute", "MRPC", "acc_and_f1", {{1, 0.80}, {2, 0.84}, {3, 0.82}});
   write_glue(dir, "tisa", "RTE", "acc", {{1, 0.60}, {2, 0.62}, {3, 0.64}});
   write_glue(dir, "tisa", "MRPC", "acc_and_f1", {{1, 0.70}, {2, 0.74}});  // seed 3 missing
+  // RTE dev predictions: absolute wrong on 30 of 200 examples, tisa on 62 (seed 3: 64); MRPC has
+  // none (runs of older versions), so it gets no paired comparison.
+  for (int64_t seed : {1, 2, 3}) {
+    write_dev_predictions(dir, "absolute", "RTE", seed, 200, 30);
+    write_dev_predictions(dir, "tisa", "RTE", seed, 200, seed == 3 ? 64 : 62);
+  }
 
   json abs_len = {{"lengths",
                    {{{"seq_length", 512}, {"available", true}, {"mlm_loss", 2.5}, {"mlm_accuracy", 0.5}, {"sop_accuracy", 0.9}},
@@ -140,7 +161,8 @@ TEST(PaperReport, CollectsAndFormats) {
   EXPECT_NE(md.find("| tisa | — | — | — | — | — | — |"), std::string::npos) << md;
   EXPECT_NE(md.find("scale test"), std::string::npos);
   EXPECT_NE(md.find("- machine: here"), std::string::npos);
-  EXPECT_NE(md.find("| absolute | absolute (P=512) | 65,536 | 82.0 ± 2.0 | 70.0 ± 1.0 | 76.5 ± 1.3 | 2.500 | "
+  // Mean ± t(0.975, 2)·std/√3: MRPC 82.0 ± 4.303·2.0/√3, RTE 70.0 ± 4.303·1.0/√3, average 76.0 ± 3.3.
+  EXPECT_NE(md.find("| absolute | absolute (P=512) | 65,536 | 82.0 ± 5.0 | 70.0 ± 2.5 | 76.0 ± 3.3 | 2.500 | "
                     "n/a: absolute table has 512 rows |"),
             std::string::npos)
       << md;
@@ -150,6 +172,36 @@ TEST(PaperReport, CollectsAndFormats) {
   EXPECT_NE(md.find("| none | none | 0 | — | — | — | — | — |"), std::string::npos) << md;
   EXPECT_NE(md.find("| absolute | 20 | 3.000 | 30.0 | 70.0 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| tisa | MRPC | acc_and_f1 | 1,2 | 70.0, 74.0 |"), std::string::npos) << md;
+
+  // Paired comparison: tisa − absolute on RTE = −(32 + 32 + 34) / 3 / 200 = −0.16333.
+  const auto& cmp = r["comparisons"];
+  ASSERT_EQ(cmp.size(), 1u) << cmp.dump();
+  EXPECT_EQ(cmp[0]["variant"], "tisa");
+  EXPECT_EQ(cmp[0]["task"], "RTE");
+  EXPECT_EQ(cmp[0]["seeds"], json({1, 2, 3}));
+  EXPECT_NEAR(cmp[0]["difference"].get<double>(), -98.0 / 600.0, 1e-12);
+  EXPECT_LT(cmp[0]["high"].get<double>(), 0);
+  EXPECT_LT(cmp[0]["p_holm"].get<double>(), 0.01);
+  EXPECT_TRUE(cmp[0]["significant"].get<bool>());
+  EXPECT_NE(md.find("| tisa | RTE | 3 | -16.3 | ["), std::string::npos) << md;
+  EXPECT_NE(md.find("tisa is worse than absolute on RTE (-16.3"), std::string::npos) << md;
+  EXPECT_NEAR(v[0]["glue"]["RTE"]["ci95"].get<double>(), 4.303 * 0.01 / std::sqrt(3.0), 1e-12);
+
+  const std::string svg = dir + "/differences.svg";
+  ASSERT_TRUE(write_comparison_figure(r, svg));
+  const std::string figure = fs::read_file(svg);
+  EXPECT_NE(figure.find(">RTE</text>"), std::string::npos);
+  EXPECT_NE(figure.find(">tisa</text>"), std::string::npos);
+  EXPECT_NE(figure.find("#2563b0"), std::string::npos);  // significant and worse: blue
+
+  // Labels that differ between variants (another dev file) are an error naming the file.
+  write_dev_predictions(dir, "tisa", "RTE", 2, 190, 10);
+  try {
+    collect_paper_results(o);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("seed-2/dev_predictions.json"), std::string::npos) << e.what();
+  }
 }
 
 TEST(PaperReport, ExplicitVariantsAndErrors) {

@@ -1,0 +1,143 @@
+// Confidence intervals, paired bootstrap and Holm's correction; see significance.h.
+#include "metrics/significance.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+
+#include "common/error.h"
+
+namespace tisa::metrics {
+
+double student_t_975(int64_t df) {
+  if (df < 1) throw Error("student_t_975: degrees of freedom must be >= 1, got " + std::to_string(df));
+  static constexpr std::array<double, 30> kTable = {
+      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+      2.120,  2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df <= 30) return kTable[static_cast<size_t>(df - 1)];
+  // Cornish–Fisher expansion of t around the normal quantile (Abramowitz & Stegun 26.7.5).
+  const double z = 1.959963984540054, v = static_cast<double>(df);
+  const double z3 = z * z * z, z5 = z3 * z * z, z7 = z5 * z * z;
+  return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v) +
+         (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v * v * v);
+}
+
+MeanInterval mean_interval_95(const std::vector<double>& values) {
+  if (values.empty()) throw Error("mean_interval_95: no values");
+  for (double x : values)
+    if (!std::isfinite(x)) throw Error("mean_interval_95: a value is not finite (" + std::to_string(x) + ")");
+  MeanInterval m;
+  m.n = values.size();
+  m.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(m.n);
+  if (m.n == 1) {
+    m.half_width = std::nan("");
+    return m;
+  }
+  double ss = 0;
+  for (double x : values) ss += (x - m.mean) * (x - m.mean);
+  m.std = std::sqrt(ss / static_cast<double>(m.n - 1));
+  m.half_width = student_t_975(static_cast<int64_t>(m.n) - 1) * m.std / std::sqrt(static_cast<double>(m.n));
+  return m;
+}
+
+namespace {
+
+// Linear interpolation between order statistics (NumPy's default "linear" percentile).
+double percentile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+// Mean over seeds of metric(b[s]) − metric(a[s]) on the examples `rows`.
+double seed_mean_difference(const MetricFn& metric, const std::vector<std::vector<double>>& a,
+                            const std::vector<std::vector<double>>& b, const std::vector<double>& labels,
+                            const std::vector<size_t>& rows, std::vector<double>& pa, std::vector<double>& pb,
+                            std::vector<double>& pl) {
+  pl.resize(rows.size());
+  pa.resize(rows.size());
+  pb.resize(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) pl[i] = labels[rows[i]];
+  double sum = 0;
+  for (size_t s = 0; s < a.size(); ++s) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      pa[i] = a[s][rows[i]];
+      pb[i] = b[s][rows[i]];
+    }
+    sum += metric(pb, pl) - metric(pa, pl);
+  }
+  return sum / static_cast<double>(a.size());
+}
+
+}  // namespace
+
+PairedBootstrapResult paired_bootstrap(const MetricFn& metric, const std::vector<std::vector<double>>& a,
+                                       const std::vector<std::vector<double>>& b, const std::vector<double>& labels,
+                                       int64_t resamples, uint64_t rng_seed) {
+  if (a.empty() || a.size() != b.size())
+    throw Error("paired_bootstrap: expected the same number (> 0) of seeds for both variants, got " +
+                std::to_string(a.size()) + " and " + std::to_string(b.size()));
+  if (labels.empty()) throw Error("paired_bootstrap: no examples");
+  for (size_t s = 0; s < a.size(); ++s)
+    if (a[s].size() != labels.size() || b[s].size() != labels.size())
+      throw Error("paired_bootstrap: seed " + std::to_string(s) + " has " + std::to_string(a[s].size()) + " and " +
+                  std::to_string(b[s].size()) + " predictions for " + std::to_string(labels.size()) + " labels");
+  if (resamples < 100) throw Error("paired_bootstrap: at least 100 resamples needed, got " + std::to_string(resamples));
+
+  const size_t n = labels.size();
+  PairedBootstrapResult r;
+  r.seeds = a.size();
+  r.examples = n;
+  std::vector<size_t> rows(n);
+  std::iota(rows.begin(), rows.end(), size_t{0});
+  std::vector<double> pa, pb, pl;
+  r.difference = seed_mean_difference(metric, a, b, labels, rows, pa, pb, pl);
+
+  // mt19937_64 is specified bit for bit by the standard, and the index map below is ours, so the
+  // draws (and the p-values) are the same on every platform.
+  std::mt19937_64 rng(rng_seed);
+  std::vector<double> diffs;
+  diffs.reserve(static_cast<size_t>(resamples));
+  for (int64_t k = 0; k < resamples; ++k) {
+    for (size_t i = 0; i < n; ++i)
+      rows[i] = static_cast<size_t>((static_cast<unsigned __int128>(rng()) * n) >> 64);  // uniform in [0, n)
+    const double d = seed_mean_difference(metric, a, b, labels, rows, pa, pb, pl);
+    if (std::isfinite(d)) diffs.push_back(d);
+    else ++r.dropped;
+  }
+  r.resamples = static_cast<int64_t>(diffs.size());
+  if (diffs.empty()) {
+    r.low = r.high = r.p_value = std::nan("");
+    return r;
+  }
+  std::sort(diffs.begin(), diffs.end());
+  r.low = percentile(diffs, 0.025);
+  r.high = percentile(diffs, 0.975);
+  const double m = static_cast<double>(diffs.size());
+  const double at_most_zero = static_cast<double>(std::upper_bound(diffs.begin(), diffs.end(), 0.0) - diffs.begin());
+  const double at_least_zero = static_cast<double>(diffs.end() - std::lower_bound(diffs.begin(), diffs.end(), 0.0));
+  r.p_value = std::min(1.0, 2.0 * std::min(at_most_zero, at_least_zero) / m);
+  return r;
+}
+
+std::vector<double> holm_adjust(const std::vector<double>& p_values) {
+  const size_t m = p_values.size();
+  std::vector<size_t> order(m);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t i, size_t j) { return p_values[i] < p_values[j]; });
+  std::vector<double> adjusted(m);
+  double running = 0;  // adjusted p-values are made monotone in the sorted order
+  for (size_t k = 0; k < m; ++k) {
+    const double p = p_values[order[k]];
+    if (!(p >= 0 && p <= 1)) throw Error("holm_adjust: p-value " + std::to_string(p) + " is not in [0, 1]");
+    running = std::max(running, std::min(1.0, static_cast<double>(m - k) * p));
+    adjusted[order[k]] = running;
+  }
+  return adjusted;
+}
+
+}  // namespace tisa::metrics

@@ -1,0 +1,132 @@
+// Confidence intervals, paired bootstrap and Holm's correction (metrics/significance.h):
+// hand-computed values, the normal approximation the bootstrap must agree with, and properties
+// (determinism, antisymmetry, degenerate samples).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/error.h"
+#include "metrics/glue_metrics.h"
+#include "metrics/significance.h"
+
+namespace m = tisa::metrics;
+
+namespace {
+
+double accuracy_of(const std::vector<double>& p, const std::vector<double>& l) {
+  size_t hit = 0;
+  for (size_t i = 0; i < p.size(); ++i) hit += p[i] == l[i];
+  return static_cast<double>(hit) / static_cast<double>(p.size());
+}
+
+// n examples, all label 1; a is right on `a_only` + `both`, b on `b_only` + `both`.
+struct Pair {
+  std::vector<double> labels, a, b;
+};
+Pair make_pair_case(size_t n, size_t a_only, size_t b_only, size_t both) {
+  Pair p;
+  p.labels.assign(n, 1);
+  p.a.assign(n, 0);
+  p.b.assign(n, 0);
+  size_t i = 0;
+  for (size_t k = 0; k < a_only; ++k) p.a[i++] = 1;
+  for (size_t k = 0; k < b_only; ++k) p.b[i++] = 1;
+  for (size_t k = 0; k < both; ++k) p.a[i] = p.b[i] = 1, ++i;
+  return p;
+}
+
+}  // namespace
+
+TEST(StudentT, TableAndExpansion) {
+  EXPECT_DOUBLE_EQ(m::student_t_975(1), 12.706);
+  EXPECT_DOUBLE_EQ(m::student_t_975(2), 4.303);
+  EXPECT_DOUBLE_EQ(m::student_t_975(30), 2.042);
+  EXPECT_NEAR(m::student_t_975(31), 2.0395, 1e-3);   // SciPy: t.ppf(0.975, 31) = 2.03951
+  EXPECT_NEAR(m::student_t_975(60), 2.0003, 1e-3);   // 2.00030
+  EXPECT_NEAR(m::student_t_975(1000), 1.9623, 1e-3); // 1.96234
+  EXPECT_THROW(m::student_t_975(0), tisa::Error);
+}
+
+TEST(MeanInterval, HandComputed) {
+  const auto s = m::mean_interval_95({1, 2, 3});
+  EXPECT_EQ(s.n, 3u);
+  EXPECT_DOUBLE_EQ(s.mean, 2);
+  EXPECT_DOUBLE_EQ(s.std, 1);
+  EXPECT_NEAR(s.half_width, 4.303 / std::sqrt(3.0), 1e-12);
+  EXPECT_NEAR(s.low(), 2 - 2.48434, 1e-5);
+  const auto one = m::mean_interval_95({0.7});
+  EXPECT_DOUBLE_EQ(one.mean, 0.7);
+  EXPECT_TRUE(std::isnan(one.half_width));
+  EXPECT_THROW(m::mean_interval_95({}), tisa::Error);
+  EXPECT_THROW(m::mean_interval_95({1, std::nan("")}), tisa::Error);
+}
+
+TEST(Holm, HandComputed) {
+  const auto adj = m::holm_adjust({0.01, 0.04, 0.03});
+  ASSERT_EQ(adj.size(), 3u);
+  EXPECT_NEAR(adj[0], 0.03, 1e-15);  // 3 × 0.01
+  EXPECT_NEAR(adj[2], 0.06, 1e-15);  // 2 × 0.03
+  EXPECT_NEAR(adj[1], 0.06, 1e-15);  // max(1 × 0.04, 0.06): monotone
+  EXPECT_EQ(m::holm_adjust({0.5, 0.9})[1], 1.0);  // capped at 1
+  EXPECT_THROW(m::holm_adjust({0.1, 1.5}), tisa::Error);
+}
+
+TEST(PairedBootstrap, IdenticalPredictionsHaveNoDifference) {
+  const auto p = make_pair_case(200, 0, 0, 120);
+  const auto r = m::paired_bootstrap(accuracy_of, {p.a, p.a}, {p.b, p.b}, p.labels, 500);
+  EXPECT_EQ(r.difference, 0);
+  EXPECT_EQ(r.low, 0);
+  EXPECT_EQ(r.high, 0);
+  EXPECT_EQ(r.p_value, 1);
+  EXPECT_EQ(r.resamples, 500);
+  EXPECT_EQ(r.seeds, 2u);
+}
+
+// b right on 80 examples where a is wrong, a on 40 where b is wrong, of 1,000: the difference
+// of accuracies is 0.04 with standard error √((80+40)/n² − 0.04²/n) = 0.01088, so the 95 %
+// interval is about [0.0187, 0.0613] and the two-sided p about 2·Φ(−3.68) = 2.4e-4.
+TEST(PairedBootstrap, AgreesWithTheNormalApproximation) {
+  const auto p = make_pair_case(1000, 40, 80, 600);
+  const auto r = m::paired_bootstrap(accuracy_of, {p.a}, {p.b}, p.labels, 4000, 7);
+  EXPECT_NEAR(r.difference, 0.04, 1e-12);
+  EXPECT_NEAR(r.low, 0.0187, 0.003);
+  EXPECT_NEAR(r.high, 0.0613, 0.003);
+  EXPECT_LT(r.p_value, 0.005);
+  EXPECT_EQ(r.dropped, 0);
+}
+
+TEST(PairedBootstrap, DeterministicAndAntisymmetric) {
+  const auto p = make_pair_case(300, 30, 40, 150);
+  const auto r1 = m::paired_bootstrap(accuracy_of, {p.a}, {p.b}, p.labels, 1000, 11);
+  const auto r2 = m::paired_bootstrap(accuracy_of, {p.a}, {p.b}, p.labels, 1000, 11);
+  EXPECT_EQ(r1.low, r2.low);
+  EXPECT_EQ(r1.high, r2.high);
+  EXPECT_EQ(r1.p_value, r2.p_value);
+  const auto swapped = m::paired_bootstrap(accuracy_of, {p.b}, {p.a}, p.labels, 1000, 11);
+  EXPECT_NEAR(swapped.difference, -r1.difference, 1e-15);
+  EXPECT_NEAR(swapped.low, -r1.high, 1e-12);
+  EXPECT_NEAR(swapped.high, -r1.low, 1e-12);
+  EXPECT_NEAR(swapped.p_value, r1.p_value, 1e-12);
+  // A difference of 10 examples in 300 with 70 disagreements is not significant.
+  EXPECT_GT(r1.p_value, 0.05);
+  EXPECT_LT(r1.low, 0);
+  EXPECT_GT(r1.high, 0);
+}
+
+// Correlations of constant resamples are NaN; those resamples are dropped and counted.
+TEST(PairedBootstrap, DegenerateResamplesAreDroppedAndCounted) {
+  const std::vector<double> labels = {0, 1, 2, 3};
+  const std::vector<double> a = {0, 1, 2, 3}, b = {0, 1, 3, 2};
+  auto pearson = [](const std::vector<double>& p, const std::vector<double>& l) { return m::pearson(p, l); };
+  const auto r = m::paired_bootstrap(pearson, {a}, {b}, labels, 400, 3);
+  EXPECT_GT(r.dropped, 0);  // all four draws equal: P = 4 · (1/4)^4 per resample
+  EXPECT_EQ(r.resamples + r.dropped, 400);
+  EXPECT_LT(r.difference, 0);
+}
+
+TEST(PairedBootstrap, RejectsMismatchedInputs) {
+  const std::vector<double> labels = {1, 0};
+  EXPECT_THROW(m::paired_bootstrap(accuracy_of, {{1, 0}}, {}, labels), tisa::Error);
+  EXPECT_THROW(m::paired_bootstrap(accuracy_of, {{1, 0}}, {{1}}, labels), tisa::Error);
+  EXPECT_THROW(m::paired_bootstrap(accuracy_of, {{1, 0}}, {{1, 0}}, labels, 10), tisa::Error);
+}
