@@ -146,7 +146,7 @@ TEST(Albert, HfRelativeKeyImportExport) {
   TISA_REQUIRE_SHARED("golden/hf_albert/pretraining_relative_key/config.json");
   const auto src = tisa::test::shared_path("golden/hf_albert/pretraining_relative_key");
   auto m = tisa::model::load_hf_model(src);
-  const auto& shaw = m.config.model.position.shaw;
+  const auto& shaw = m.config.model.position.settings<tisa::model::ShawSettings>();
   EXPECT_EQ(shaw.max_distance, 63);
   EXPECT_TRUE(shaw.per_attention_module);
   EXPECT_FALSE(shaw.values);

@@ -40,7 +40,7 @@ TEST(PositionRegistry, EveryConfigNameHasAFactory) {
 TEST(PositionRegistry, SharingMeansTheSameForEveryScheme) {
   for (auto s : {"shaw", "tisa", "t5", "kerple_log",
                  "fire"}) {
-    const std::string name = tisa::model::relative_scheme_name(s);
+    const std::string name = s;
     const int64_t applications = 4 * 2;
     EXPECT_EQ(tisa::model::make_configured_schemes(grouped(s, PositionSharing::kPerLayer)).size(), 8u) << name;
     EXPECT_EQ(tisa::model::make_configured_schemes(grouped(s, PositionSharing::kPerModule)).size(), 4u) << name;
@@ -57,7 +57,7 @@ TEST(PositionRegistry, SharingMeansTheSameForEveryScheme) {
   }
   for (auto s : {"rope", "alibi", "sinusoidal"})
     EXPECT_EQ(tisa::model::make_configured_schemes(grouped(s, PositionSharing::kPerLayer)).size(), 1u)
-        << tisa::model::relative_scheme_name(s) << ": no parameters, one module";
+        << s << ": no parameters, one module";
   EXPECT_TRUE(tisa::model::make_configured_schemes(grouped("none", PositionSharing::kPerLayer)).empty());
 }
 
@@ -99,7 +99,7 @@ TEST_P(EveryScheme, TrainsAndRunsPastTheTrainingLength) {
   tisa::model::AlbertForPreTraining m(tisa::test::tiny_model(v));
   const auto r = tisa::test::forward_backward(m, tisa::model::AttentionBackend::kEager, torch::kCPU);
   EXPECT_TRUE(torch::isfinite(r.hidden).all().item<bool>()) << v.name;
-  const std::string prefix = "albert.encoder." + tisa::model::relative_scheme_name(v.relative) + ".";
+  const std::string prefix = "albert.encoder." + v.relative + ".";
   for (const auto& p : m->named_parameters()) {
     if (p.key().rfind(prefix, 0) != 0) continue;
     ASSERT_TRUE(r.grads.count(p.key())) << p.key() << " gets no gradient";
