@@ -174,7 +174,7 @@ TEST(ConfigTest, WrongTypes) {
                            "  position:\n"
                            "    absolute: yes\n"            // non-bool
                            "    shaw: 3\n"                  // scalar for a section
-                           "  hidden_act: [a, b]\n"         // list for a string
+                           "  hidden_act: [a, b]\n"         // list for a choice
                            "training:\n  deterministic: 1\n");
   std::string msg = error_of([&] { load_config(path); });
   EXPECT_HAS(msg, path + ":2:16: model.hidden_size: expected an integer, got 'abc'");
@@ -183,7 +183,7 @@ TEST(ConfigTest, WrongTypes) {
   EXPECT_HAS(msg, path + ":5:19: model.layer_norm_eps: expected a number, got 'tiny'");
   EXPECT_HAS(msg, path + ":7:15: model.position.absolute: expected true or false, got 'yes'");
   EXPECT_HAS(msg, path + ":8:11: model.position.shaw: expected a section (a mapping of keys), got '3'");
-  EXPECT_HAS(msg, path + ":9:15: model.hidden_act: expected a string, got a list");
+  EXPECT_HAS(msg, path + ":9:15: model.hidden_act: unknown value a list (expected one of: gelu_new, gelu, relu");
   EXPECT_HAS(msg, ":11:18: training.deterministic: expected true or false, got '1'");
   // All problems in one message.
   EXPECT_EQ(std::count(msg.begin(), msg.end(), '\n'), 7);
