@@ -36,7 +36,7 @@ const Entry kSchemes[] = {
     {"rope", make_rope_scheme, config::make_settings<RopeSettings>},
     {"alibi", make_alibi_scheme, nullptr},
     {"t5", make_t5_scheme, config::make_settings<T5Settings>},
-    {"kerple_log", make_kerple_log_scheme, nullptr},
+    {"kerple_log", make_kerple_log_scheme, config::make_settings<KerpleLogSettings>},
     {"fire", make_fire_scheme, config::make_settings<FireSettings>},
     {"sinusoidal", make_sinusoidal_scheme, nullptr},
 };
