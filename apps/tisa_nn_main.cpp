@@ -3,8 +3,10 @@
 // Users normally start it through `tisa-train`, which sets OMP_WAIT_POLICY before LibTorch loads.
 #include "cli_main.h"
 #include "cli_nn/commands.h"
+#include "model/position/registry.h"
 
 int main(int argc, char** argv) {
+  tisa::model::install_position_schemes();  // the config learns the schemes and their settings
   return tisa::cli::run_cli_main("tisa-train", "tisa-train model tools", argc, argv, [](CLI::App& app) {
     tisa::cli::add_version_command(app);
     tisa::cli::add_glue_command(app);

@@ -368,8 +368,8 @@ json analyze_tisa(const Checkpoint& c, int64_t positions, const std::string& out
 json analyze_scheme(const Checkpoint& c, int64_t positions, const std::string& out, bool pictures) {
   if (!c.config.contains("tisa_train")) return nullptr;
   const config::ModelConfig m = model::read_hf_config(c.dir).model;
-  if (m.position.relative == config::RelativeScheme::kTisa) return nullptr;
-  const std::string name = model::relative_scheme_name(m.position.relative);
+  if (m.position.relative == "tisa") return nullptr;
+  const std::string name = m.position.relative;
   auto modules = model::make_configured_schemes(m);
   if (modules.empty()) return nullptr;
   if (!modules[0]->offset_profile(2).defined())

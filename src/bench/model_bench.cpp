@@ -250,7 +250,7 @@ double model_flops(const ModelBenchSpec& spec) {
   const double predicted = spec.mlm_all_positions ? tokens : B * static_cast<double>(masked);
   const double heads = 2.0 * predicted * (H * E + E * V) + 2.0 * B * (H * H + 2.0 * H);
   // The position scheme's own terms, asked of it (model/position/registry.h).
-  const double scheme = c.position.relative == config::RelativeScheme::kNone
+  const double scheme = c.position.relative == "none"
                             ? 0.0
                             : model::scheme_flops(c, spec.batch, spec.seq);
   const double forward = 2.0 * tokens * E * H + applications * per_layer + heads + scheme;
@@ -285,13 +285,13 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
                       m->albert->encoder->groups[0]->layers[0]->attention->uses_fused(
                           m->albert->encoder->scheme_for(0, 0), /*probs_requested=*/false);
   if (spec.gather_shaw) {
-    if (spec.model.position.relative != config::RelativeScheme::kShaw)
+    if (spec.model.position.relative != "shaw")
       throw Error("bench: gather_shaw needs model.position.relative = shaw");
     for (auto& s : m->albert->encoder->schemes)
       if (auto* shaw = dynamic_cast<model::ShawImpl*>(s.get())) shaw->set_strategy(model::ShawImpl::Strategy::kGather);
   }
   if (spec.naive_shaw) {
-    if (spec.model.position.relative != config::RelativeScheme::kShaw)
+    if (spec.model.position.relative != "shaw")
       throw Error("bench: naive_shaw needs model.position.relative = shaw");
     for (auto& s : m->albert->encoder->schemes) {
       auto* shaw = dynamic_cast<model::ShawImpl*>(s.get());

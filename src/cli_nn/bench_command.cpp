@@ -29,6 +29,7 @@
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "config/config_loader.h"
+#include "model/position/shaw.h"
 #include "train/runtime_info.h"
 
 namespace tisa::cli {
@@ -121,42 +122,39 @@ ShawPath apply_scheme(const std::string& label, config::ModelConfig& m) {
   }
   if (base == "absolute") {
     p.absolute = true;
-    p.relative = config::RelativeScheme::kNone;
+    p.relative = "none";
   } else if (base == "tisa") {
     p.absolute = false;
-    p.relative = config::RelativeScheme::kTisa;
+    p.relative = "tisa";
   } else if (base == "absolute+tisa") {
     p.absolute = true;
-    p.relative = config::RelativeScheme::kTisa;
+    p.relative = "tisa";
   } else if (base == "shaw" || base == "shaw-hf") {
     p.absolute = false;
-    p.relative = config::RelativeScheme::kShaw;
+    p.relative = "shaw";
     if (base == "shaw-hf") {
-      p.shaw.max_distance = m.max_position_embeddings - 1;
-      p.shaw.values = false;
+      auto& shaw = p.settings<model::ShawSettings>();
+      shaw.max_distance = m.max_position_embeddings - 1;
+      shaw.values = false;
     }
   } else if (base == "none") {
     p.absolute = false;
-    p.relative = config::RelativeScheme::kNone;
+    p.relative = "none";
   } else {
     // Any other scheme of the registry, alone (`rope`) or with the learned table (`absolute+rope`).
     const bool with_table = base.rfind("absolute+", 0) == 0;
     const std::string name = with_table ? base.substr(9) : base;
-    bool found = false;
-    for (const auto& [n, value] : config::kRelativeSchemeNames)
-      if (name == n) {
-        p.relative = value;
-        found = true;
-      }
-    if (!found) {
+    if (config::find_position_scheme(name)) {
+      p.relative = name;
+    } else {
       std::string known;
-      for (const auto& [n, value] : config::kRelativeSchemeNames) known += std::string(", ") + n;
+      for (const auto& n : config::position_scheme_names()) known += ", " + n;
       throw Error("bench --scheme: unknown scheme '" + label + "' (absolute, absolute+<scheme>, shaw-hf, " +
                   "naive-/gather-shaw, naive-/gather-shaw-hf" + known + ")");
     }
     p.absolute = with_table;
   }
-  if (impl != ShawPath::kModel && p.relative != config::RelativeScheme::kShaw)
+  if (impl != ShawPath::kModel && p.relative != "shaw")
     throw Error("bench --scheme: naive- and gather- apply to shaw and shaw-hf only, got '" + label + "'");
   return impl;
 }

@@ -150,7 +150,7 @@ void run_summary(const std::string& config_path, const std::vector<std::string>&
   model::AlbertForPreTraining net(c);
   std::map<std::string, int64_t> groups;
   int64_t total = 0;
-  const std::string scheme = model::relative_scheme_name(c.position.relative);
+  const std::string scheme = c.position.relative;
   const std::string scheme_prefix = "albert.encoder." + scheme + ".";
   for (const auto& p : net->named_parameters(true)) {
     const std::string& n = p.key();

@@ -6,135 +6,114 @@
 //     v.field("yaml_key", member, "help text");          // scalars: bool, int64_t, double, string
 //     v.choice("yaml_key", member, kNames, "help text");  // enums, from/to a fixed name table
 //     v.section("yaml_key", member, "help text");         // nested struct
+//     v.choice("yaml_key", name, names, "help text");     // a string from a run-time name list
 // so that loading, unknown-key detection, `--set` overrides, dumping the resolved config and the
 // documentation of defaults are all derived from the same list.
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "config/position_settings.h"
 
 namespace tisa::config {
 
 template <typename Enum, size_t N>
 using NameTable = std::array<std::pair<const char*, Enum>, N>;
 
-// ---------------------------------------------------------------------------- model.position
-// The position scheme besides the learned absolute table. Each name is one scheme of
-// src/model/position/ (its file pair), built through the table in position/registry.cpp.
-enum class RelativeScheme { kNone, kShaw, kTisa, kRope, kAlibi, kT5, kKerpleLog, kFire, kSinusoidal };
-inline constexpr NameTable<RelativeScheme, 9> kRelativeSchemeNames{{{"none", RelativeScheme::kNone},
-                                                                     {"shaw", RelativeScheme::kShaw},
-                                                                     {"tisa", RelativeScheme::kTisa},
-                                                                     {"rope", RelativeScheme::kRope},
-                                                                     {"alibi", RelativeScheme::kAlibi},
-                                                                     {"t5", RelativeScheme::kT5},
-                                                                     {"kerple_log", RelativeScheme::kKerpleLog},
-                                                                     {"fire", RelativeScheme::kFire},
-                                                                     {"sinusoidal", RelativeScheme::kSinusoidal}}};
+// Name of an enum value in its table ("?" if absent), and the value of a name (nullopt if absent).
+template <class Enum, size_t N> const char* name_of(Enum value, const NameTable<Enum, N>& names) {
+  for (const auto& [name, v] : names)
+    if (v == value) return name;
+  return "?";
+}
+template <class Enum, size_t N> std::optional<Enum> value_of(const std::string& name, const NameTable<Enum, N>& names) {
+  for (const auto& [n, v] : names)
+    if (name == n) return v;
+  return std::nullopt;
+}
 
-// How many sets of position parameters a model has (the same meaning for every scheme with
-// parameters; parameter-free schemes always have one module):
-//   per_layer  — one per layer application (num_hidden_layers × inner_group_num), as the TISA paper;
-//   per_module — one per attention module (num_hidden_groups × inner_group_num), reused wherever
-//                ALBERT reuses that module's weights (HF relative_key's layout);
-//   model      — one set shared by every layer.
-enum class PositionSharing { kPerLayer, kPerModule, kModel };
+// ---------------------------------------------------------------------------- model.position
+// position.sharing (PositionSharing, position_settings.h) by name.
 inline constexpr NameTable<PositionSharing, 3> kPositionSharingNames{
     {{"per_layer", PositionSharing::kPerLayer}, {"per_module", PositionSharing::kPerModule},
      {"model", PositionSharing::kModel}}};
 
-// Shaw et al. relative positions (SPEC §2).
-struct ShawConfig {
-  int64_t max_distance = 16;  // clip distance k: offsets beyond ±k share a row
-  bool values = true;         // also add aV to the values (false = keys only, as HF relative_key)
-  // Legacy sharing switches, kept so that existing configs and checkpoints load; position.sharing
-  // says the same for every scheme. per_layer: false = sharing model; per_attention_module: true
-  // (with per_layer: false) = sharing per_module (HF relative_key's layout, set by its import).
-  bool per_layer = true;
-  bool per_attention_module = false;
-  // Scale of the key term: "after" = added after 1/sqrt(d) (HF ALBERT 4.30 import keeps exactness
-  // by scaling the table), fixed here for clarity; see SPEC §2.
-  template <class V> void visit(V& v) {
-    v.field("max_distance", max_distance, "clip distance k (rows 2k+1)");
-    v.field("values", values, "add the value term aV");
-    v.field("per_layer", per_layer, "one module per layer (false: shared across layers)");
-    v.field("per_attention_module", per_attention_module,
-            "one module per attention module (group x inner layer), shared like its weights (HF relative_key)");
-  }
-};
-
-// TISA (SPEC §2): f_h(r) = sum_s a_hs exp(-|b_hs| (r - c_hs)^2), r = j - i.
-struct TisaConfig {
-  int64_t kernels = 5;       // S radial-basis kernels per head
-  bool per_layer = true;     // legacy: false = position.sharing model (the paper counts 3*S*H*L)
-  double init_offset_std = 5.0;     // c ~ N(0, 5^2)
-  double init_amplitude_mean = 0.1; // a ~ N(0.1, 0.01^2)
-  double init_amplitude_std = 0.01;
-  double init_sharpness_mean = 0.1; // b ~ N(0.1, 0.01^2)
-  double init_sharpness_std = 0.01;
-  template <class V> void visit(V& v) {
-    v.field("kernels", kernels, "number of kernels S per head");
-    v.field("per_layer", per_layer, "one module per layer (false: shared across layers)");
-    v.field("init_offset_std", init_offset_std, "std of the kernel offsets c at initialisation");
-    v.field("init_amplitude_mean", init_amplitude_mean, "mean of the amplitudes a at initialisation");
-    v.field("init_amplitude_std", init_amplitude_std, "std of the amplitudes a at initialisation");
-    v.field("init_sharpness_mean", init_sharpness_mean, "mean of the sharpness b at initialisation");
-    v.field("init_sharpness_std", init_sharpness_std, "std of the sharpness b at initialisation");
-  }
-};
-
-// RoPE (Su et al. 2021), rotate-half convention (model/position/rope.h).
-struct RopeConfig {
-  double base = 10000.0;  // theta_i = base^(-2i/d)
-  template <class V> void visit(V& v) { v.field("base", base, "rotary base: theta_i = base^(-2i/d)"); }
-};
-
-// T5 bucketed relative bias, bidirectional (model/position/t5.h).
-struct T5Config {
-  int64_t num_buckets = 32;    // half for j < i, half for j > i
-  int64_t max_distance = 128;  // offsets from here on share the last bucket
-  template <class V> void visit(V& v) {
-    v.field("num_buckets", num_buckets, "buckets (half per direction; exact below num_buckets/4)");
-    v.field("max_distance", max_distance, "offsets at or beyond this share the last bucket of their side");
-  }
-};
-
-// FIRE (Li et al. 2023): an MLP over log-normalised distance (model/position/fire.h).
-struct FireConfig {
-  int64_t hidden_size = 32;       // MLP 1 -> hidden -> heads
-  double init_c = 0.1;            // psi(x) = log(c x + 1), c learned
-  double init_threshold = 512.0;  // normaliser psi(max(threshold, i)), threshold learned
-  template <class V> void visit(V& v) {
-    v.field("hidden_size", hidden_size, "hidden units of the MLP");
-    v.field("init_c", init_c, "initial c of psi(x) = log(c x + 1)");
-    v.field("init_threshold", init_threshold, "initial threshold L of the normaliser psi(max(L, i))");
-  }
-};
-
-struct PositionConfig {
-  bool absolute = true;                           // learned table added to the embeddings
-  RelativeScheme relative = RelativeScheme::kNone;  // the scheme besides the learned table
+// The position terms of a model. `relative` names one scheme of src/model/position/ (its file
+// pair, built through the table in position/registry.cpp); the valid names and the settings
+// sections (model.position.<scheme>: ...) come from that table (position_settings.h), so that a
+// scheme owns its settings and adding one never edits this file.
+class PositionConfig {
+ public:
+  bool absolute = true;                   // learned table added to the embeddings
+  std::string relative = "none";          // the scheme besides the learned table
   PositionSharing sharing = PositionSharing::kPerLayer;
-  ShawConfig shaw;
-  TisaConfig tisa;
-  RopeConfig rope;
-  T5Config t5;
-  FireConfig fire;
+
+  // Default settings of every installed scheme that has settings, in table order.
+  PositionConfig();
+  PositionConfig(const PositionConfig& other);
+  PositionConfig& operator=(const PositionConfig& other);
+  PositionConfig(PositionConfig&&) = default;
+  PositionConfig& operator=(PositionConfig&&) = default;
+  ~PositionConfig() = default;
+
+  // Settings of scheme T (T::kName); the non-const form adds defaults when T is not held.
+  template <class T> T& settings();
+  template <class T> const T& settings() const;
+  // Settings of scheme `name`; null when it has none (or is unknown).
+  SchemeSettings* find_settings(const std::string& name);
+  const SchemeSettings* find_settings(const std::string& name) const;
+  // Every held settings object, in table order.
+  std::vector<const SchemeSettings*> all_settings() const;
+  // The sharing in effect: position.sharing, or what the selected scheme's legacy switches say
+  // when set (shaw.per_layer / per_attention_module, tisa.per_layer).
+  PositionSharing effective_sharing() const;
+
   template <class V> void visit(V& v) {
     v.field("absolute", absolute, "learned absolute position embeddings");
-    v.choice("relative", relative, kRelativeSchemeNames,
+    v.choice("relative", relative, position_scheme_names(),
              "position scheme besides the learned table (src/model/position/; none = no other term)");
     v.choice("sharing", sharing, kPositionSharingNames,
              "position parameters per_layer (application), per_module (group x inner layer) or one for the model");
-    v.section("shaw", shaw, "settings of the shaw scheme");
-    v.section("tisa", tisa, "settings of the tisa scheme");
-    v.section("rope", rope, "settings of the rope scheme");
-    v.section("t5", t5, "settings of the t5 scheme");
-    v.section("fire", fire, "settings of the fire scheme");
+    for (auto& s : sections_) v.section(s.settings->name(), *s.settings, s.help.c_str());
   }
+
+ private:
+  struct Section {
+    std::string help;  // "settings of the <name> scheme"
+    std::unique_ptr<SchemeSettings> settings;
+  };
+  SchemeSettings& add_settings(std::unique_ptr<SchemeSettings> settings);
+  [[noreturn]] static void settings_type_mismatch(const char* name);
+  std::vector<Section> sections_;
 };
+
+template <class T> T& PositionConfig::settings() {
+  SchemeSettings* s = find_settings(T::kName);
+  if (!s) s = &add_settings(std::make_unique<SettingsOf<T>>());
+  auto* typed = dynamic_cast<SettingsOf<T>*>(s);
+  if (!typed) settings_type_mismatch(T::kName);
+  return typed->value;
+}
+
+template <class T> const T& PositionConfig::settings() const {
+  if (const auto* typed = dynamic_cast<const SettingsOf<T>*>(find_settings(T::kName))) return typed->value;
+  static const T defaults{};
+  return defaults;
+}
+
+// ---------------------------------------------------------------------------- model.hidden_act
+// Activations, by their Hugging Face names (config.json's hidden_act); gelu_new and
+// gelu_pytorch_tanh are the same tanh approximation.
+enum class HiddenAct { kGeluNew, kGelu, kRelu, kGeluPytorchTanh };
+inline constexpr NameTable<HiddenAct, 4> kHiddenActNames{{{"gelu_new", HiddenAct::kGeluNew},
+                                                           {"gelu", HiddenAct::kGelu},
+                                                           {"relu", HiddenAct::kRelu},
+                                                           {"gelu_pytorch_tanh", HiddenAct::kGeluPytorchTanh}}};
 
 // ---------------------------------------------------------------------------- model
 // ALBERT sizes (SPEC §3); defaults are albert-base-v2.
@@ -147,7 +126,7 @@ struct ModelConfig {
   int64_t inner_group_num = 1;
   int64_t num_attention_heads = 12;
   int64_t intermediate_size = 3072;
-  std::string hidden_act = "gelu_new";
+  HiddenAct hidden_act = HiddenAct::kGeluNew;
   double hidden_dropout_prob = 0.0;
   double attention_probs_dropout_prob = 0.0;
   double classifier_dropout_prob = 0.1;
@@ -166,7 +145,7 @@ struct ModelConfig {
     v.field("inner_group_num", inner_group_num, "layers inside each group");
     v.field("num_attention_heads", num_attention_heads, "attention heads A");
     v.field("intermediate_size", intermediate_size, "feed-forward size I");
-    v.field("hidden_act", hidden_act, "activation: gelu_new, gelu or relu");
+    v.choice("hidden_act", hidden_act, kHiddenActNames, "activation (Hugging Face names)");
     v.field("hidden_dropout_prob", hidden_dropout_prob, "dropout on hidden states");
     v.field("attention_probs_dropout_prob", attention_probs_dropout_prob, "dropout on attention probabilities");
     v.field("classifier_dropout_prob", classifier_dropout_prob, "dropout before classification heads");

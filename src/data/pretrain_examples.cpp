@@ -6,22 +6,8 @@
 #include <cmath>
 
 #include "common/error.h"
-#include "config/config.h"
 
 namespace tisa::data {
-
-ExampleOptions ExampleOptions::from_config(const config::DataConfig& cfg, uint64_t seed) {
-  ExampleOptions o;
-  o.max_seq_length = cfg.max_seq_length;
-  o.max_predictions_per_seq = cfg.max_predictions_per_seq;
-  o.masked_lm_prob = cfg.masked_lm_prob;
-  o.short_seq_prob = cfg.short_seq_prob;
-  o.max_ngram = cfg.max_ngram;
-  o.static_masking = cfg.masking == config::MaskingMode::kStatic;
-  o.dupe_factor = cfg.dupe_factor;
-  o.seed = seed;
-  return o;
-}
 
 void ExampleOptions::validate() const {
   auto bad = [](const std::string& key, const std::string& what) {

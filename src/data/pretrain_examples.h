@@ -46,12 +46,10 @@
 #include "data/counter_rng.h"
 #include "data/pretrain_dataset.h"
 
-namespace tisa::config {
-struct DataConfig;
-}
-
 namespace tisa::data {
 
+// How examples are built; filled by the caller (train/ from the config's `data:` section and the
+// run's seed), so that src/data does not depend on the config library.
 struct ExampleOptions {
   int64_t max_seq_length = 512;
   int64_t max_predictions_per_seq = 20;
@@ -61,8 +59,6 @@ struct ExampleOptions {
   bool static_masking = false;  // false = dynamic (SPEC §5 default)
   int64_t dupe_factor = 10;     // static masking only
   uint64_t seed = 12345;
-  // From the `data:` section of a config; the seed comes from the run's seed.
-  static ExampleOptions from_config(const config::DataConfig& cfg, uint64_t seed);
   void validate() const;  // throws tisa::Error naming the bad field
 };
 

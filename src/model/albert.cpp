@@ -41,11 +41,14 @@ torch::Tensor layer_norm(torch::nn::LayerNorm& ln, const torch::Tensor& x) {
 
 }  // namespace
 
-torch::Tensor activation(const std::string& name, const torch::Tensor& x) {
-  if (name == "gelu_new" || name == "gelu_pytorch_tanh") return torch::gelu(x, "tanh");
-  if (name == "gelu") return torch::gelu(x);
-  if (name == "relu") return torch::relu(x);
-  TORCH_CHECK(false, "hidden_act should be gelu_new, gelu or relu, not '", name, "'");
+torch::Tensor activation(config::HiddenAct act, const torch::Tensor& x) {
+  switch (act) {
+    case config::HiddenAct::kGeluNew:
+    case config::HiddenAct::kGeluPytorchTanh: return torch::gelu(x, "tanh");
+    case config::HiddenAct::kGelu: return torch::gelu(x);
+    case config::HiddenAct::kRelu: return torch::relu(x);
+  }
+  TORCH_CHECK(false, "hidden_act: unknown activation ", static_cast<int>(act));
 }
 
 void check_model_config(const config::ModelConfig& c) {
@@ -58,11 +61,13 @@ void check_model_config(const config::ModelConfig& c) {
   if (c.num_hidden_layers % c.num_hidden_groups != 0)
     fail("num_hidden_layers (" + std::to_string(c.num_hidden_layers) + ") must be a multiple of num_hidden_groups (" +
          std::to_string(c.num_hidden_groups) + ")");
-  if (c.hidden_act != "gelu_new" && c.hidden_act != "gelu" && c.hidden_act != "relu" &&
-      c.hidden_act != "gelu_pytorch_tanh")
-    fail("hidden_act '" + c.hidden_act + "' is not supported (expected gelu_new, gelu or relu)");
-  if (c.position.shaw.per_attention_module && c.position.shaw.per_layer)
-    fail("position.shaw.per_attention_module needs position.shaw.per_layer: false");
+  // The selected scheme's own checks (its settings' validate()).
+  if (const config::SchemeSettings* s = c.position.find_settings(c.position.relative)) {
+    std::vector<config::ConfigProblem> problems;
+    config::SettingsProblems sink(s->name(), problems);
+    s->validate(c, true, sink);
+    for (const auto& p : problems) fail(p.key.substr(std::string("model.").size()) + ": " + p.message);
+  }
 }
 
 // ---------------------------------------------------------------------------------- embeddings
@@ -187,7 +192,7 @@ AlbertTransformerImpl::AlbertTransformerImpl(const config::ModelConfig& c)
     groups.emplace_back(c);
     albert_layer_groups->push_back(groups.back());
   }
-  const std::string name = relative_scheme_name(c.position.relative);
+  const std::string& name = c.position.relative;
   schemes = make_configured_schemes(c);
   schemes_per_attention_module = scheme_follows_layer_sharing(c);
   if (!schemes.empty()) {

@@ -89,7 +89,7 @@ struct AlbertLayerImpl : torch::nn::Module {
   torch::nn::Linear ffn{nullptr}, ffn_output{nullptr};
   torch::nn::LayerNorm full_layer_layer_norm{nullptr};
   torch::nn::Dropout dropout{nullptr};
-  std::string activation;
+  config::HiddenAct activation;
 };
 TORCH_MODULE(AlbertLayer);
 
@@ -141,7 +141,7 @@ struct AlbertMLMHeadImpl : torch::nn::Module {
   torch::nn::LayerNorm LayerNorm{nullptr};
   torch::Tensor bias;             // [V]
   torch::Tensor decoder_weight;   // = albert.embeddings.word_embeddings.weight (not registered)
-  std::string activation;
+  config::HiddenAct activation;
 };
 TORCH_MODULE(AlbertMLMHead);
 
@@ -206,9 +206,10 @@ torch::Tensor sop_loss(const torch::Tensor& logits, const torch::Tensor& labels)
 // Sequence head loss: MSE when num_labels == 1 (labels float [B]), else cross-entropy (int64 [B]).
 torch::Tensor classification_loss(const torch::Tensor& logits, const torch::Tensor& labels);
 
-// Activation by name: gelu_new (tanh approximation), gelu (exact), relu.
-torch::Tensor activation(const std::string& name, const torch::Tensor& x);
-// Checks the parts of a ModelConfig the model relies on (sizes, activation); throws tisa::Error.
+// model.hidden_act: gelu_new / gelu_pytorch_tanh (tanh approximation), gelu (exact), relu.
+torch::Tensor activation(config::HiddenAct act, const torch::Tensor& x);
+// Checks the parts of a ModelConfig the model relies on (sizes, the selected position scheme's
+// settings); throws tisa::Error.
 void check_model_config(const config::ModelConfig& c);
 
 // Sets the attention backend of every attention layer below `model` (any of the modules above).

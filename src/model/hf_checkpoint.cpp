@@ -10,7 +10,9 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "config/config_loader.h"
 #include "model/hf_remote_code.h"
+#include "model/position/shaw.h"
 #include "model/weight_check.h"
 
 namespace tisa::model {
@@ -23,89 +25,6 @@ const char* const kTokenizerFiles[] = {"spiece.model", "vocab.txt", "tokenizer.j
 const char* const kHfPositionTable = "albert.embeddings.position_embeddings.weight";
 // HF relative_key keeps one distance table per attention module (group G, inner layer I).
 const std::regex kHfDistanceName(R"(albert\.encoder\.albert_layer_groups\.(\d+)\.albert_layers\.(\d+)\.attention\.distance_embedding\.weight)");
-
-// Writes a config struct through its visit() list (config.h) as nested JSON.
-struct JsonWriter {
-  json& j;
-  template <class T>
-  void field(const char* key, T& member, const char*) { j[key] = member; }
-  template <class E, size_t N>
-  void choice(const char* key, E& member, const config::NameTable<E, N>& table, const char*) {
-    for (const auto& [name, value] : table)
-      if (value == member) j[key] = name;
-  }
-  template <class S>
-  void section(const char* key, S& s, const char*) {
-    json sub = json::object();
-    JsonWriter w{sub};
-    s.visit(w);
-    j[key] = sub;
-  }
-};
-
-// Reads a config struct from JSON through its visit() list; unknown keys and wrong types are
-// errors naming `where` (e.g. "dir/config.json: tisa_train.position").
-struct JsonReader {
-  const json& j;
-  std::string where;
-  std::set<std::string> seen;
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw Error(where + "." + key + ": " + what);
-  }
-  void field(const char* key, bool& m, const char*) {
-    seen.insert(key);
-    if (!j.contains(key)) return;
-    if (!j[key].is_boolean()) fail(key, "expected true or false, got " + j[key].dump());
-    m = j[key].get<bool>();
-  }
-  void field(const char* key, int64_t& m, const char*) {
-    seen.insert(key);
-    if (!j.contains(key)) return;
-    if (!j[key].is_number_integer()) fail(key, "expected an integer, got " + j[key].dump());
-    m = j[key].get<int64_t>();
-  }
-  void field(const char* key, double& m, const char*) {
-    seen.insert(key);
-    if (!j.contains(key)) return;
-    if (!j[key].is_number()) fail(key, "expected a number, got " + j[key].dump());
-    m = j[key].get<double>();
-  }
-  void field(const char* key, std::string& m, const char*) {
-    seen.insert(key);
-    if (!j.contains(key)) return;
-    if (!j[key].is_string()) fail(key, "expected a string, got " + j[key].dump());
-    m = j[key].get<std::string>();
-  }
-  template <class E, size_t N>
-  void choice(const char* key, E& m, const config::NameTable<E, N>& table, const char*) {
-    seen.insert(key);
-    if (!j.contains(key)) return;
-    const std::string v = j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
-    std::string known;
-    for (const auto& [name, value] : table) {
-      if (v == name) {
-        m = value;
-        return;
-      }
-      known += std::string(known.empty() ? "" : ", ") + name;
-    }
-    fail(key, "unknown value '" + v + "' (expected one of: " + known + ")");
-  }
-  template <class S>
-  void section(const char* key, S& s, const char*) {
-    seen.insert(key);
-    if (!j.contains(key)) return;
-    if (!j[key].is_object()) fail(key, "expected an object");
-    read(j[key], where + "." + key, s);
-  }
-  template <class S>
-  static void read(const json& j, const std::string& where, S& s) {
-    JsonReader r{j, where, {}};
-    s.visit(r);
-    for (auto it = j.begin(); it != j.end(); ++it)
-      if (!r.seen.count(it.key())) r.fail(it.key(), "unknown key");
-  }
-};
 
 template <class T>
 void read_key(const json& j, const char* key, T& out, const std::string& file) {
@@ -143,7 +62,17 @@ HfConfig read_hf_config(const std::string& dir) {
   read_key(j, "inner_group_num", m.inner_group_num, file);
   read_key(j, "num_attention_heads", m.num_attention_heads, file);
   read_key(j, "intermediate_size", m.intermediate_size, file);
-  read_key(j, "hidden_act", m.hidden_act, file);
+  if (j.contains("hidden_act") && !j["hidden_act"].is_null()) {
+    // Through the one name table of activations (config.h), so HF names stay HF names.
+    const std::string act = j["hidden_act"].is_string() ? j["hidden_act"].get<std::string>() : j["hidden_act"].dump();
+    const auto value = config::value_of(act, config::kHiddenActNames);
+    if (!value) {
+      std::string known;
+      for (const auto& [name, v] : config::kHiddenActNames) known += std::string(known.empty() ? "" : ", ") + name;
+      throw Error(file + ": hidden_act '" + act + "' is not supported (expected one of: " + known + ")");
+    }
+    m.hidden_act = *value;
+  }
   read_key(j, "hidden_dropout_prob", m.hidden_dropout_prob, file);
   read_key(j, "attention_probs_dropout_prob", m.attention_probs_dropout_prob, file);
   read_key(j, "classifier_dropout_prob", m.classifier_dropout_prob, file);
@@ -180,20 +109,22 @@ HfConfig read_hf_config(const std::string& dir) {
     if (!block.is_object()) throw Error(file + ": tisa_train must be an object");
     for (auto it = block.begin(); it != block.end(); ++it)
       if (it.key() != "position") throw Error(file + ": tisa_train." + it.key() + ": unknown key (expected: position)");
-    if (block.contains("position")) JsonReader::read(block["position"], file + ": tisa_train.position", m.position);
+    if (block.contains("position"))
+      m.position = config::position_config_from_json(block["position"], file, "tisa_train.position");
   } else if (c.hf_position_type == "absolute") {
     m.position = config::PositionConfig{};
     m.position.absolute = true;
-    m.position.relative = config::RelativeScheme::kNone;
+    m.position.relative = "none";
   } else if (c.hf_position_type == "relative_key") {
     // One distance table per attention module (group × inner layer), shared like its weights.
     m.position = config::PositionConfig{};
     m.position.absolute = false;
-    m.position.relative = config::RelativeScheme::kShaw;
-    m.position.shaw.max_distance = m.max_position_embeddings - 1;
-    m.position.shaw.values = false;
-    m.position.shaw.per_layer = false;
-    m.position.shaw.per_attention_module = true;
+    m.position.relative = "shaw";
+    auto& shaw = m.position.settings<ShawSettings>();
+    shaw.max_distance = m.max_position_embeddings - 1;
+    shaw.values = false;
+    shaw.per_layer = false;
+    shaw.per_attention_module = true;
   } else if (c.hf_position_type == "relative_key_query") {
     throw Error(file + ": position_embedding_type relative_key_query is not supported: its key-side term "
                 "k_j·E[i−j] has no equivalent in our schemes (shaw adds q_i·aK and α·aV only); "
@@ -220,7 +151,7 @@ std::string hf_config_json(const config::ModelConfig& m, const std::string& arch
   j["num_attention_heads"] = m.num_attention_heads;
   j["intermediate_size"] = m.intermediate_size;
   j["inner_group_num"] = m.inner_group_num;
-  j["hidden_act"] = m.hidden_act;
+  j["hidden_act"] = config::name_of(m.hidden_act, config::kHiddenActNames);
   j["hidden_dropout_prob"] = m.hidden_dropout_prob;
   j["attention_probs_dropout_prob"] = m.attention_probs_dropout_prob;
   j["classifier_dropout_prob"] = m.classifier_dropout_prob;
@@ -242,18 +173,15 @@ std::string hf_config_json(const config::ModelConfig& m, const std::string& arch
     j["position_embedding_type"] = "absolute";  // read by transformers 4.x; 5.x has only absolute
   } else {
     // The remote code and our import read the position settings from here (SPEC §4).
-    json pos = json::object();
-    JsonWriter w{pos};
-    auto copy = m.position;
-    copy.visit(w);
-    j["tisa_train"] = {{"position", pos}};
+    j["tisa_train"] = {{"position", config::position_config_to_json(m.position)}};
   }
   return j.dump(2) + "\n";
 }
 
 // ---------------------------------------------------------------------------------- tensors
 TensorMap from_hf_tensors(const TensorMap& hf, const HfConfig& config, const std::string& source) {
-  const bool hf_relative = config.hf_position_type == "relative_key" && config.model.position.shaw.per_attention_module;
+  const bool hf_relative = config.hf_position_type == "relative_key" &&
+                           config.model.position.settings<ShawSettings>().per_attention_module;
   const auto& m = config.model;
   const double sqrt_d = std::sqrt(static_cast<double>(m.hidden_size / m.num_attention_heads));
   TensorMap out;

@@ -8,7 +8,7 @@
 namespace tisa::model {
 
 bool plain_albert_expresses(const config::PositionConfig& p) {
-  return p.absolute && p.relative == config::RelativeScheme::kNone;
+  return p.absolute && p.relative == "none";
 }
 
 std::string remote_architecture(const std::string& architecture) { return kRemoteArchitecturePrefix + architecture; }

@@ -11,9 +11,6 @@
 
 namespace tisa::train {
 
-// Every ModelConfig field as "model.<key path>" = printed value, in visit() order.
-std::vector<std::pair<std::string, std::string>> flatten_model_config(const config::ModelConfig& model);
-
 // True for keys that may differ between a checkpoint and the run's config (dropouts, init ranges).
 bool is_training_time_model_key(const std::string& key);
 

@@ -214,6 +214,20 @@ void choose_start(Run& run) {
   run.ctx.open_metrics(run.resume_from.empty() ? -1 : run.resume_step);
 }
 
+// The example-building options of the `data:` section; the seed is the run's.
+data::ExampleOptions example_options(const config::DataConfig& d, uint64_t seed) {
+  data::ExampleOptions o;
+  o.max_seq_length = d.max_seq_length;
+  o.max_predictions_per_seq = d.max_predictions_per_seq;
+  o.masked_lm_prob = d.masked_lm_prob;
+  o.short_seq_prob = d.short_seq_prob;
+  o.max_ngram = d.max_ngram;
+  o.static_masking = d.masking == config::MaskingMode::kStatic;
+  o.dupe_factor = d.dupe_factor;
+  o.seed = seed;
+  return o;
+}
+
 // Data (SPEC §5): the dataset must fit the model's vocabulary; sizes that cannot fit in memory
 // are refused before anything is allocated.
 void open_data(Run& run) {
@@ -227,7 +241,7 @@ void open_data(Run& run) {
     throw Error("model.vocab_size is " + std::to_string(run.model_cfg.vocab_size) + " but the dataset " +
                 cfg.data.dataset + " was tokenised with " + std::to_string(tok.vocab_size) +
                 " ids (hint: --set model.vocab_size=" + std::to_string(tok.vocab_size) + ")");
-  auto examples = data::ExampleOptions::from_config(cfg.data, static_cast<uint64_t>(t.seed));
+  auto examples = example_options(cfg.data, static_cast<uint64_t>(t.seed));
   run.train_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "train", examples);
   run.valid_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "valid", examples);
   // The weights are first built in host memory; the activations live on the CPU only when

@@ -15,14 +15,15 @@
 #include "model/hf_checkpoint.h"
 #include "model/position/registry.h"
 #include "support/test_paths.h"
+#include "model/position/shaw.h"
+#include "model/position/tisa.h"
 
 namespace {
 
 using tisa::config::ModelConfig;
-using tisa::config::RelativeScheme;
 using tisa::test::close;
 
-ModelConfig tiny(bool absolute, RelativeScheme rel) {
+ModelConfig tiny(bool absolute, std::string rel) {
   ModelConfig c;
   c.vocab_size = 50;
   c.embedding_size = 8;
@@ -36,8 +37,8 @@ ModelConfig tiny(bool absolute, RelativeScheme rel) {
   c.classifier_dropout_prob = 0.0;
   c.position.absolute = absolute;
   c.position.relative = rel;
-  c.position.shaw.max_distance = 3;
-  c.position.tisa.kernels = 2;
+  c.position.settings<tisa::model::ShawSettings>().max_distance = 3;
+  c.position.settings<tisa::model::TisaSettings>().kernels = 2;
   return c;
 }
 
@@ -62,27 +63,27 @@ bool has(const std::vector<std::string>& names, const std::string& n) {
 
 TEST(Albert, ParameterNamesPerScheme) {
   torch::manual_seed(0);
-  auto names = tisa::model::parameter_names(*tisa::model::AlbertForPreTraining(tiny(true, RelativeScheme::kTisa)));
+  auto names = tisa::model::parameter_names(*tisa::model::AlbertForPreTraining(tiny(true, "tisa")));
   EXPECT_TRUE(has(names, "albert.embeddings.position_embeddings.weight"));
   EXPECT_TRUE(has(names, "albert.encoder.albert_layer_groups.1.albert_layers.1.attention.query.weight"));
   EXPECT_TRUE(has(names, "albert.encoder.tisa.7.offsets"));  // 4 layers × 2 inner, per layer
   EXPECT_TRUE(has(names, "albert.encoder.tisa.0.sharpness"));
   EXPECT_TRUE(has(names, "predictions.bias"));
   EXPECT_FALSE(has(names, "predictions.decoder.weight"));
-  auto c = tiny(false, RelativeScheme::kShaw);
-  c.position.shaw.per_layer = false;
+  auto c = tiny(false, "shaw");
+  c.position.settings<tisa::model::ShawSettings>().per_layer = false;
   names = tisa::model::parameter_names(*tisa::model::AlbertForPreTraining(c));
   EXPECT_FALSE(has(names, "albert.embeddings.position_embeddings.weight"));
   EXPECT_TRUE(has(names, "albert.encoder.shaw.0.keys"));
   EXPECT_TRUE(has(names, "albert.encoder.shaw.0.values"));
   EXPECT_FALSE(has(names, "albert.encoder.shaw.1.keys"));
   EXPECT_EQ(tisa::model::positional_parameter_count(c), 2 * 7 * 4);
-  EXPECT_EQ(tisa::model::positional_parameter_count(tiny(true, RelativeScheme::kTisa)), 32 * 8 + 8 * 3 * 2 * 4);
+  EXPECT_EQ(tisa::model::positional_parameter_count(tiny(true, "tisa")), 32 * 8 + 8 * 3 * 2 * 4);
 }
 
 TEST(Albert, RegistryNamesUnknownScheme) {
   try {
-    tisa::model::make_relative_schemes("alibbi", tiny(true, RelativeScheme::kNone), 1);
+    tisa::model::make_relative_schemes("alibbi", tiny(true, "none"), 1);
     FAIL();
   } catch (const tisa::Error& e) {
     EXPECT_NE(std::string(e.what()).find("none, shaw, tisa, rope"), std::string::npos) << e.what();
@@ -91,7 +92,7 @@ TEST(Albert, RegistryNamesUnknownScheme) {
 
 TEST(Albert, MaskedPositionsMatchFullProjection) {
   torch::manual_seed(1);
-  tisa::model::AlbertForPreTraining m(tiny(true, RelativeScheme::kShaw));
+  tisa::model::AlbertForPreTraining m(tiny(true, "shaw"));
   m->eval();
   auto b = batch();
   auto full = m->forward(b.ids, b.types, b.mask);
@@ -111,11 +112,11 @@ class RoundTrip : public ::testing::TestWithParam<int> {};
 
 TEST_P(RoundTrip, SaveLoadGivesSameParametersAndOutputs) {
   const int which = GetParam();
-  ModelConfig c = which == 0 ? tiny(true, RelativeScheme::kTisa)
-                : which == 1 ? tiny(true, RelativeScheme::kShaw)
-                : which == 2 ? tiny(false, RelativeScheme::kNone)
-                             : tiny(false, RelativeScheme::kTisa);
-  if (which == 3) c.position.tisa.per_layer = false;
+  ModelConfig c = which == 0 ? tiny(true, "tisa")
+                : which == 1 ? tiny(true, "shaw")
+                : which == 2 ? tiny(false, "none")
+                             : tiny(false, "tisa");
+  if (which == 3) c.position.settings<tisa::model::TisaSettings>().per_layer = false;
   torch::manual_seed(2);
   tisa::model::AlbertForPreTraining m(c);
   m->eval();
@@ -127,7 +128,7 @@ TEST_P(RoundTrip, SaveLoadGivesSameParametersAndOutputs) {
   const auto& lc = loaded.config.model.position;
   EXPECT_EQ(lc.absolute, c.position.absolute);
   EXPECT_EQ(lc.relative, c.position.relative);
-  EXPECT_EQ(lc.tisa.per_layer, c.position.tisa.per_layer);
+  EXPECT_EQ(lc.settings<tisa::model::TisaSettings>().per_layer, c.position.settings<tisa::model::TisaSettings>().per_layer);
   auto a = tisa::model::state_dict(*m), b = tisa::model::state_dict(loaded.module());
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [n, t] : a) EXPECT_TRUE(torch::equal(t, b.at(n))) << n;
@@ -145,7 +146,7 @@ TEST(Albert, HfRelativeKeyImportExport) {
   TISA_REQUIRE_SHARED("golden/hf_albert/pretraining_relative_key/config.json");
   const auto src = tisa::test::shared_path("golden/hf_albert/pretraining_relative_key");
   auto m = tisa::model::load_hf_model(src);
-  const auto& shaw = m.config.model.position.shaw;
+  const auto& shaw = m.config.model.position.settings<tisa::model::ShawSettings>();
   EXPECT_EQ(shaw.max_distance, 63);
   EXPECT_TRUE(shaw.per_attention_module);
   EXPECT_FALSE(shaw.values);
@@ -188,12 +189,12 @@ TEST(Albert, RemoteCodeConfigWithoutPositionBlockIsRefused) {
 }
 
 TEST(Albert, ShawPerAttentionModuleIsSharedLikeTheLayerWeights) {
-  auto c = tiny(false, RelativeScheme::kShaw);
+  auto c = tiny(false, "shaw");
   c.num_hidden_layers = 4;
   c.num_hidden_groups = 2;
   c.inner_group_num = 2;
-  c.position.shaw.per_layer = false;
-  c.position.shaw.per_attention_module = true;
+  c.position.settings<tisa::model::ShawSettings>().per_layer = false;
+  c.position.settings<tisa::model::ShawSettings>().per_attention_module = true;
   tisa::model::AlbertForPreTraining m(c);
   auto& enc = m->albert->encoder;
   ASSERT_EQ(enc->schemes.size(), 4u);  // groups × inner layers, as HF relative_key's distance tables
@@ -202,14 +203,14 @@ TEST(Albert, ShawPerAttentionModuleIsSharedLikeTheLayerWeights) {
     for (int64_t inner = 0; inner < 2; ++inner)
       EXPECT_EQ(enc->scheme_for(layer, inner), enc->schemes[(layer / 2) * 2 + inner].get()) << layer << "," << inner;
   // keys and values, per attention module
-  EXPECT_EQ(tisa::model::positional_parameter_count(c), 4 * 2 * (2 * c.position.shaw.max_distance + 1) * (c.hidden_size / c.num_attention_heads));
-  c.position.shaw.per_layer = true;
+  EXPECT_EQ(tisa::model::positional_parameter_count(c), 4 * 2 * (2 * c.position.settings<tisa::model::ShawSettings>().max_distance + 1) * (c.hidden_size / c.num_attention_heads));
+  c.position.settings<tisa::model::ShawSettings>().per_layer = true;
   EXPECT_THROW(tisa::model::AlbertForPreTraining{c}, tisa::Error);
 }
 
 TEST(Albert, StrictLoadingNamesTensors) {
   torch::manual_seed(0);
-  auto c = tiny(true, RelativeScheme::kNone);
+  auto c = tiny(true, "none");
   tisa::model::AlbertForPreTraining m(c);
   auto sd = tisa::model::state_dict(*m);
   tisa::model::TensorMap bad;
@@ -229,7 +230,7 @@ TEST(Albert, StrictLoadingNamesTensors) {
 
 TEST(Albert, ClassificationFromPretrainingCheckpoint) {
   torch::manual_seed(0);
-  auto c = tiny(true, RelativeScheme::kTisa);
+  auto c = tiny(true, "tisa");
   tisa::model::AlbertForPreTraining m(c);
   const auto dir = tisa::test::make_temp_dir("albert_cls") + "/pt";
   tisa::model::save_hf_model(dir, *m, c, tisa::model::kPretrainingArchitecture);
@@ -245,7 +246,7 @@ TEST(Albert, ClassificationFromPretrainingCheckpoint) {
 
 TEST(Albert, Bf16AutocastForward) {
   torch::manual_seed(4);
-  auto c = tiny(true, RelativeScheme::kShaw);
+  auto c = tiny(true, "shaw");
   tisa::model::AlbertForPreTraining m(c);
   m->eval();
   torch::NoGradGuard ng;
@@ -269,7 +270,7 @@ namespace {
 // Issue 18, class 4: a folder without a trained classifier head (a pretraining checkpoint) is
 // refused where a head must be trained (eval, predict); only fine-tuning may create one.
 TEST(Albert, MissingClassifierHeadIsRefusedUnlessCreated) {
-  auto c = tiny(false, RelativeScheme::kTisa);
+  auto c = tiny(false, "tisa");
   tisa::model::AlbertForPreTraining m(c);
   const auto dir = tisa::test::make_temp_dir("albert_head") + "/final";
   tisa::model::save_hf_model(dir, *m, c, tisa::model::kPretrainingArchitecture);
@@ -290,7 +291,7 @@ TEST(Albert, MissingClassifierHeadIsRefusedUnlessCreated) {
 // Issue 18, classes 5 and 8: a NaN/Inf weight or a weight stored as BOOL/I64 is an error naming
 // the tensor, never silently loaded (or cast) and run.
 TEST(Albert, NonFiniteOrIntegerWeightsAreRefused) {
-  auto c = tiny(true, RelativeScheme::kNone);
+  auto c = tiny(true, "none");
   tisa::model::AlbertForPreTraining m(c);
   const auto dir = tisa::test::make_temp_dir("albert_nan") + "/m";
   tisa::model::save_hf_model(dir, *m, c, tisa::model::kPretrainingArchitecture);

@@ -62,7 +62,7 @@ INSTANTIATE_TEST_SUITE_P(Thresholds, FireFormula, ::testing::Values(100.0, 4.0))
 TEST(Fire, ThresholdAndCAreLearned) {
   tisa::config::ModelConfig c;
   c.num_attention_heads = 4;
-  c.position.fire.hidden_size = 8;
+  c.position.settings<tisa::model::FireSettings>().hidden_size = 8;
   auto s = tisa::model::make_fire_scheme(c);
   EXPECT_EQ(s->parameter_count(), (8 + 8) + (8 * 4 + 4) + 2);
   auto p = s->offset_profile(5);

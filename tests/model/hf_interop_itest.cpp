@@ -23,11 +23,12 @@
 #include "model/hf_checkpoint.h"
 #include "model/tensor_io.h"
 #include "support/test_paths.h"
+#include "model/position/shaw.h"
+#include "model/position/tisa.h"
 
 namespace {
 
 using tisa::config::ModelConfig;
-using tisa::config::RelativeScheme;
 using tisa::model::TensorMap;
 using tisa::test::close;
 
@@ -56,22 +57,22 @@ ModelConfig scheme_config(const std::string& scheme) {
   auto& p = c.position;
   p.absolute = scheme == "absolute" || scheme == "absolute_tisa";
   if (scheme == "tisa" || scheme == "absolute_tisa") {
-    p.relative = RelativeScheme::kTisa;
-    p.tisa.kernels = 3;
-    p.tisa.per_layer = scheme == "tisa";  // absolute + tisa: one module shared by the layers
+    p.relative = "tisa";
+    p.settings<tisa::model::TisaSettings>().kernels = 3;
+    p.settings<tisa::model::TisaSettings>().per_layer = scheme == "tisa";  // absolute + tisa: one module shared by the layers
   } else if (scheme == "shaw") {
-    p.relative = RelativeScheme::kShaw;
-    p.shaw.max_distance = 4;  // shorter than the inputs: clipping is exercised
-    p.shaw.values = true;
+    p.relative = "shaw";
+    p.settings<tisa::model::ShawSettings>().max_distance = 4;  // shorter than the inputs: clipping is exercised
+    p.settings<tisa::model::ShawSettings>().values = true;
   } else if (scheme == "relative_key") {  // HF relative_key's layout, several groups and inner layers
     c.num_hidden_layers = 4;
     c.num_hidden_groups = 2;
     c.inner_group_num = 2;
-    p.relative = RelativeScheme::kShaw;
-    p.shaw.max_distance = c.max_position_embeddings - 1;
-    p.shaw.values = false;
-    p.shaw.per_layer = false;
-    p.shaw.per_attention_module = true;
+    p.relative = "shaw";
+    p.settings<tisa::model::ShawSettings>().max_distance = c.max_position_embeddings - 1;
+    p.settings<tisa::model::ShawSettings>().values = false;
+    p.settings<tisa::model::ShawSettings>().per_layer = false;
+    p.settings<tisa::model::ShawSettings>().per_attention_module = true;
   }
   return c;
 }

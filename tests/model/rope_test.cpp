@@ -44,7 +44,7 @@ TEST(Rope, BaseIsConfigurable) {
   tisa::config::ModelConfig c;
   c.hidden_size = 16;
   c.num_attention_heads = 2;
-  c.position.rope.base = 500.0;
+  c.position.settings<tisa::model::RopeSettings>().base = 500.0;
   auto s = tisa::model::make_rope_scheme(c);
   EXPECT_EQ(s->describe(), "base 500");
   EXPECT_EQ(s->parameter_count(), 0);

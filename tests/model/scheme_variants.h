@@ -9,31 +9,35 @@
 
 #include "config/config.h"
 #include "model/albert.h"
+#include "model/position/fire.h"
+#include "model/position/shaw.h"
+#include "model/position/t5.h"
+#include "model/position/tisa.h"
 
 namespace tisa::test {
 
 struct SchemeVariant {
   std::string name;
   bool absolute;
-  config::RelativeScheme relative;
+  std::string relative;
   bool shaw_values;
   bool fused_expected;  // takes the fused attention path on a LibTorch with SDPA
 };
 
 inline const SchemeVariant kSchemeVariants[] = {
-    {"absolute", true, config::RelativeScheme::kNone, false, true},
-    {"none", false, config::RelativeScheme::kNone, false, true},
-    {"tisa", false, config::RelativeScheme::kTisa, false, true},
-    {"absolute+tisa", true, config::RelativeScheme::kTisa, false, true},
-    {"shaw_key_only", false, config::RelativeScheme::kShaw, false, true},
-    {"shaw_key_value", false, config::RelativeScheme::kShaw, true, false},
-    {"rope", false, config::RelativeScheme::kRope, false, true},
-    {"absolute+rope", true, config::RelativeScheme::kRope, false, true},
-    {"alibi", false, config::RelativeScheme::kAlibi, false, true},
-    {"t5", false, config::RelativeScheme::kT5, false, true},
-    {"kerple_log", false, config::RelativeScheme::kKerpleLog, false, true},
-    {"fire", false, config::RelativeScheme::kFire, false, true},
-    {"sinusoidal", false, config::RelativeScheme::kSinusoidal, false, true},
+    {"absolute", true, "none", false, true},
+    {"none", false, "none", false, true},
+    {"tisa", false, "tisa", false, true},
+    {"absolute+tisa", true, "tisa", false, true},
+    {"shaw_key_only", false, "shaw", false, true},
+    {"shaw_key_value", false, "shaw", true, false},
+    {"rope", false, "rope", false, true},
+    {"absolute+rope", true, "rope", false, true},
+    {"alibi", false, "alibi", false, true},
+    {"t5", false, "t5", false, true},
+    {"kerple_log", false, "kerple_log", false, true},
+    {"fire", false, "fire", false, true},
+    {"sinusoidal", false, "sinusoidal", false, true},
 };
 
 inline config::ModelConfig tiny_model(const SchemeVariant& v) {
@@ -47,13 +51,13 @@ inline config::ModelConfig tiny_model(const SchemeVariant& v) {
   c.max_position_embeddings = 32;
   c.position.absolute = v.absolute;
   c.position.relative = v.relative;
-  c.position.shaw.max_distance = 3;
-  c.position.shaw.values = v.shaw_values;
-  c.position.tisa.kernels = 2;
-  c.position.t5.num_buckets = 8;
-  c.position.t5.max_distance = 16;
-  c.position.fire.hidden_size = 8;
-  c.position.fire.init_threshold = 6;  // below the test length 11: FIRE's per-query normaliser path
+  c.position.settings<tisa::model::ShawSettings>().max_distance = 3;
+  c.position.settings<tisa::model::ShawSettings>().values = v.shaw_values;
+  c.position.settings<tisa::model::TisaSettings>().kernels = 2;
+  c.position.settings<tisa::model::T5Settings>().num_buckets = 8;
+  c.position.settings<tisa::model::T5Settings>().max_distance = 16;
+  c.position.settings<tisa::model::FireSettings>().hidden_size = 8;
+  c.position.settings<tisa::model::FireSettings>().init_threshold = 6;  // below the test length 11: FIRE's per-query normaliser path
   return c;
 }
 

@@ -31,7 +31,7 @@ TEST(Sinusoidal, AddsTheTableToTheEmbeddingsAndWorksPastTheTableLength) {
   c.intermediate_size = 16;
   c.max_position_embeddings = 4;
   c.position.absolute = false;
-  c.position.relative = tisa::config::RelativeScheme::kSinusoidal;
+  c.position.relative = "sinusoidal";
   torch::manual_seed(0);
   tisa::model::AlbertModel m(c);
   m->eval();

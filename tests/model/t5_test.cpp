@@ -43,8 +43,8 @@ INSTANTIATE_TEST_SUITE_P(Files, T5Golden,
 TEST(T5, ConfigSetsBucketsAndDistance) {
   tisa::config::ModelConfig c;
   c.num_attention_heads = 4;
-  c.position.t5.num_buckets = 8;
-  c.position.t5.max_distance = 16;
+  c.position.settings<tisa::model::T5Settings>().num_buckets = 8;
+  c.position.settings<tisa::model::T5Settings>().max_distance = 16;
   auto s = tisa::model::make_t5_scheme(c);
   EXPECT_EQ(s->parameter_count(), 8 * 4);
   EXPECT_EQ(s->describe(), "8 buckets, max distance 16");

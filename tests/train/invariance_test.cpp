@@ -190,7 +190,7 @@ TEST(InvarianceTest, ModelHookFindsAlbertParameters) {
   // Larger n than the table: clipped to the table.
   EXPECT_NO_THROW(model_position_invariance(*model, 3, 1000));
   c.position.absolute = false;
-  c.position.relative = tisa::config::RelativeScheme::kTisa;
+  c.position.relative = "tisa";
   tisa::model::AlbertForPreTraining tisa_only(c);
   EXPECT_FALSE(model_position_invariance(*tisa_only, 3, 16).has_value());
 }

@@ -224,7 +224,7 @@ TEST(PretrainStepTest, MaskedPositionsOnlyDecideTheMlmLoss) {
 TEST(ArchitectureCheckTest, DifferingArchitectureKeyIsNamed) {
   config::ModelConfig ckpt = tiny_config().model, want = ckpt;
   want.hidden_size = 32;
-  want.position.relative = config::RelativeScheme::kTisa;
+  want.position.relative = "tisa";
   try {
     train::reconcile_model_config(ckpt, want, "run/checkpoints/step-000010");
     FAIL() << "expected an error";

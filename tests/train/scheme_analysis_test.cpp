@@ -17,7 +17,7 @@
 
 namespace {
 
-tisa::config::ModelConfig tiny(tisa::config::RelativeScheme s) {
+tisa::config::ModelConfig tiny(std::string s) {
   tisa::config::ModelConfig c;
   c.vocab_size = 40;
   c.embedding_size = 8;
@@ -28,15 +28,15 @@ tisa::config::ModelConfig tiny(tisa::config::RelativeScheme s) {
   c.max_position_embeddings = 16;
   c.position.absolute = false;
   c.position.relative = s;
-  c.position.t5.num_buckets = 8;
-  c.position.t5.max_distance = 16;
+  c.position.settings<tisa::model::T5Settings>().num_buckets = 8;
+  c.position.settings<tisa::model::T5Settings>().max_distance = 16;
   return c;
 }
 
 TEST(SchemeAnalysis, DrawsEachLearnedSchemesTermAgainstTheOffset) {
   const auto dir = tisa::test::make_temp_dir("scheme_analysis");
   torch::manual_seed(1);
-  const auto c = tiny(tisa::config::RelativeScheme::kT5);
+  const auto c = tiny("t5");
   tisa::model::AlbertForPreTraining m(c);
   tisa::model::save_hf_model(dir + "/model", *m, c, tisa::model::kPretrainingArchitecture);
   auto j = tisa::analysis::analyze_checkpoint({dir + "/model", dir + "/out", 6, true});
@@ -57,7 +57,7 @@ TEST(SchemeAnalysis, DrawsEachLearnedSchemesTermAgainstTheOffset) {
 
 TEST(SchemeAnalysis, NamesASchemeWhoseTermDependsOnContent) {
   const auto dir = tisa::test::make_temp_dir("scheme_analysis_rope");
-  const auto c = tiny(tisa::config::RelativeScheme::kRope);
+  const auto c = tiny("rope");
   tisa::model::AlbertForPreTraining m(c);
   tisa::model::save_hf_model(dir + "/model", *m, c, tisa::model::kPretrainingArchitecture);
   try {

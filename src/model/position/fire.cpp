@@ -3,10 +3,19 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
+
 namespace tisa::model {
 
+void FireSettings::validate(const config::ModelConfig&, bool, config::SettingsProblems& p) const {
+  p.at_least("hidden_size", hidden_size, 1);
+  p.positive("init_c", init_c);
+  if (!(init_threshold >= 1) || std::isinf(init_threshold))
+    p.add("init_threshold", "must be a finite number >= 1, got " + config::SettingsProblems::number(init_threshold));
+}
+
 std::shared_ptr<RelativeSchemeImpl> make_fire_scheme(const config::ModelConfig& c) {
-  const auto& f = c.position.fire;
+  const auto& f = c.position.settings<FireSettings>();
   return std::make_shared<FireImpl>(c.num_attention_heads, f.hidden_size, f.init_c, f.init_threshold);
 }
 

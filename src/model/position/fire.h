@@ -16,6 +16,20 @@
 
 namespace tisa::model {
 
+// Settings of the fire scheme: model.position.fire.
+struct FireSettings {
+  static constexpr const char* kName = "fire";
+  int64_t hidden_size = 32;       // MLP 1 -> hidden -> heads
+  double init_c = 0.1;            // psi(x) = log(c x + 1), c learned
+  double init_threshold = 512.0;  // normaliser psi(max(threshold, i)), threshold learned
+  void visit(config::FieldVisitor& v) {
+    v.field("hidden_size", hidden_size, "hidden units of the MLP");
+    v.field("init_c", init_c, "initial c of psi(x) = log(c x + 1)");
+    v.field("init_threshold", init_threshold, "initial threshold L of the normaliser psi(max(L, i))");
+  }
+  void validate(const config::ModelConfig& model, bool selected, config::SettingsProblems& p) const;
+};
+
 struct FireImpl : RelativeSchemeImpl {
   FireImpl(int64_t num_heads, int64_t hidden_size, double init_c, double init_threshold);
   void begin_forward(int64_t length) override;

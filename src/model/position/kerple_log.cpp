@@ -8,13 +8,18 @@ namespace {
 constexpr double kMinParameter = 1e-2;  // the official code's eps
 }  // namespace
 
-std::shared_ptr<RelativeSchemeImpl> make_kerple_log_scheme(const config::ModelConfig& c) {
-  return std::make_shared<KerpleLogImpl>(c.num_attention_heads);
+void KerpleLogSettings::validate(const config::ModelConfig&, bool, config::SettingsProblems& p) const {
+  p.positive("init_r1_max", init_r1_max);
+  p.positive("init_r2_max", init_r2_max);
 }
 
-KerpleLogImpl::KerpleLogImpl(int64_t num_heads) {
-  r1_ = register_parameter("r1", torch::rand({num_heads}) * 2.0);
-  r2_ = register_parameter("r2", torch::rand({num_heads}));
+std::shared_ptr<RelativeSchemeImpl> make_kerple_log_scheme(const config::ModelConfig& c) {
+  return std::make_shared<KerpleLogImpl>(c.num_attention_heads, c.position.settings<KerpleLogSettings>());
+}
+
+KerpleLogImpl::KerpleLogImpl(int64_t num_heads, const KerpleLogSettings& settings) {
+  r1_ = register_parameter("r1", torch::rand({num_heads}) * settings.init_r1_max);
+  r2_ = register_parameter("r2", torch::rand({num_heads}) * settings.init_r2_max);
 }
 
 torch::Tensor KerpleLogImpl::scores(int64_t length) const {

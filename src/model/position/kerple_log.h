@@ -4,7 +4,7 @@
 // added after 1/√d and before the mask. Parameters `r1`, `r2` [H] hold the values themselves and
 // are clamped to ≥ 1e-2 in the forward (the official code clamps them in place), so a gradient
 // step cannot make the kernel non-conditionally-positive-definite; init r1 ~ U(0, 2),
-// r2 ~ U(0, 1) as the official code. The [H, L, L] bias is computed once per forward from the 2L−1
+// r2 ~ U(0, 1) as the official code (the bounds are settings, model.position.kerple_log). The [H, L, L] bias is computed once per forward from the 2L−1
 // offsets. Golden: ../shared/golden/schemes/kerple_log_* (tests/model/position/kerple_log_test.cpp).
 #pragma once
 #include "config/config.h"
@@ -12,8 +12,20 @@
 
 namespace tisa::model {
 
+// Settings of the kerple_log scheme: model.position.kerple_log.
+struct KerpleLogSettings {
+  static constexpr const char* kName = "kerple_log";
+  double init_r1_max = 2.0;  // r1 ~ U(0, init_r1_max) at initialisation (official: 2)
+  double init_r2_max = 1.0;  // r2 ~ U(0, init_r2_max) at initialisation (official: 1)
+  void visit(config::FieldVisitor& v) {
+    v.field("init_r1_max", init_r1_max, "r1 ~ U(0, init_r1_max) at initialisation");
+    v.field("init_r2_max", init_r2_max, "r2 ~ U(0, init_r2_max) at initialisation");
+  }
+  void validate(const config::ModelConfig& model, bool selected, config::SettingsProblems& p) const;
+};
+
 struct KerpleLogImpl : RelativeSchemeImpl {
-  explicit KerpleLogImpl(int64_t num_heads);
+  explicit KerpleLogImpl(int64_t num_heads, const KerpleLogSettings& settings = {});
   void begin_forward(int64_t length) override;
   torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
   std::string describe() const override { return "log kernel"; }

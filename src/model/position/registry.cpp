@@ -23,20 +23,22 @@ std::shared_ptr<RelativeSchemeImpl> make_none_scheme(const config::ModelConfig& 
 namespace {
 
 struct Entry {
-  const char* name;
-  SchemeFactory make;
+  const char* name;                                                   // model.position.relative
+  SchemeFactory make;                                                 // one module of the scheme
+  std::unique_ptr<config::SchemeSettings> (*make_settings)();        // model.position.<name>; null: none
 };
-// One line per scheme (its name is also in config::kRelativeSchemeNames).
+// One line per scheme: its name, its module factory and, when it has settings, their struct
+// (declared in its header). The config's list of names and sections comes from here.
 const Entry kSchemes[] = {
-    {"none", make_none_scheme},
-    {"shaw", make_shaw_scheme},
-    {"tisa", make_tisa_scheme},
-    {"rope", make_rope_scheme},
-    {"alibi", make_alibi_scheme},
-    {"t5", make_t5_scheme},
-    {"fire", make_fire_scheme},
-    {"sinusoidal", make_sinusoidal_scheme},
-    {"kerple_log", make_kerple_log_scheme},
+    {"none", make_none_scheme, nullptr},
+    {"shaw", make_shaw_scheme, config::make_settings<ShawSettings>},
+    {"tisa", make_tisa_scheme, config::make_settings<TisaSettings>},
+    {"rope", make_rope_scheme, config::make_settings<RopeSettings>},
+    {"alibi", make_alibi_scheme, nullptr},
+    {"t5", make_t5_scheme, config::make_settings<T5Settings>},
+    {"kerple_log", make_kerple_log_scheme, config::make_settings<KerpleLogSettings>},
+    {"fire", make_fire_scheme, config::make_settings<FireSettings>},
+    {"sinusoidal", make_sinusoidal_scheme, nullptr},
 };
 
 const Entry& find_entry(const std::string& name) {
@@ -74,24 +76,16 @@ SchemeModules inspect_schemes(const config::ModelConfig& c) {
 
 }  // namespace
 
-config::PositionSharing effective_sharing(const config::ModelConfig& c) {
-  const auto& p = c.position;
-  if (p.relative == config::RelativeScheme::kShaw) {
-    if (p.shaw.per_attention_module) return config::PositionSharing::kPerModule;
-    if (!p.shaw.per_layer) return config::PositionSharing::kModel;
-  }
-  if (p.relative == config::RelativeScheme::kTisa && !p.tisa.per_layer) return config::PositionSharing::kModel;
-  return p.sharing;
+void install_position_schemes() {
+  std::vector<config::SchemeCatalogEntry> entries;
+  for (const auto& e : kSchemes) entries.push_back({e.name, e.make_settings});
+  config::install_position_schemes(std::move(entries));
 }
+
+config::PositionSharing effective_sharing(const config::ModelConfig& c) { return c.position.effective_sharing(); }
 
 bool scheme_follows_layer_sharing(const config::ModelConfig& c) {
   return effective_sharing(c) == config::PositionSharing::kPerModule;
-}
-
-std::string relative_scheme_name(config::RelativeScheme scheme) {
-  for (const auto& [name, value] : config::kRelativeSchemeNames)
-    if (value == scheme) return name;
-  return "?";
 }
 
 std::vector<std::string> relative_scheme_names() {
@@ -118,7 +112,7 @@ SchemeModules make_relative_schemes(const std::string& name, const config::Model
 }
 
 SchemeModules make_configured_schemes(const config::ModelConfig& c) {
-  return make_relative_schemes(relative_scheme_name(c.position.relative), c, c.num_hidden_layers * c.inner_group_num);
+  return make_relative_schemes(c.position.relative, c, c.num_hidden_layers * c.inner_group_num);
 }
 
 std::string describe_position(const config::ModelConfig& c) {
@@ -129,7 +123,7 @@ std::string describe_position(const config::ModelConfig& c) {
     std::string detail = modules[0]->describe();
     if (modules[0]->parameter_count() > 0)
       detail += std::string(detail.empty() ? "" : ", ") + sharing_words(effective_sharing(c));
-    parts.push_back(relative_scheme_name(c.position.relative) + (detail.empty() ? "" : " (" + detail + ")"));
+    parts.push_back(c.position.relative + (detail.empty() ? "" : " (" + detail + ")"));
   }
   if (parts.empty()) return "none";
   std::string out = parts[0];

@@ -1,6 +1,8 @@
 // Registry of position schemes (STYLE §3): a literal table in registry.cpp maps a scheme name to
-// the factory of one module of that scheme; adding a scheme means its file pair, its test, one
-// table line (and its name in config::kRelativeSchemeNames, the torch-free edge of the config).
+// the factory of one module of that scheme and to its settings struct (model.position.<name>).
+// Adding a scheme means its file pair, its test and one table line: the config learns the name
+// and the settings from this table (install_position_schemes()), and every other part of the
+// program asks the scheme (describe_position, counts, FLOPs, offset profiles).
 //
 // How many modules a model gets follows position.sharing (config.h), the same for every scheme:
 // one per layer application (num_hidden_layers × inner_group_num), one per attention module
@@ -23,14 +25,16 @@ using SchemeModules = std::vector<SchemeModule>;
 // Null for `none`.
 using SchemeFactory = SchemeModule (*)(const config::ModelConfig& config);
 
+// Gives the config library the table's names and settings (config/position_settings.h). Call it
+// once at start-up, before any config is built or read (tisa-nn's main, the test mains).
+void install_position_schemes();
+
 // The sharing in effect: position.sharing, or what the legacy shaw/tisa per_layer and
 // per_attention_module switches select when they are set.
 config::PositionSharing effective_sharing(const config::ModelConfig& config);
 // True when modules are per attention module (group × inner layer), shared like its weights.
 bool scheme_follows_layer_sharing(const config::ModelConfig& config);
 
-// Name of a configured scheme ("none", "shaw", "tisa", "rope", ...).
-std::string relative_scheme_name(config::RelativeScheme scheme);
 // Known names, in table order.
 std::vector<std::string> relative_scheme_names();
 // Builds the modules of scheme `name` for `layers` layer applications; an unknown name throws

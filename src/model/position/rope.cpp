@@ -9,10 +9,17 @@
 
 namespace tisa::model {
 
+void RopeSettings::validate(const config::ModelConfig& m, bool selected, config::SettingsProblems& p) const {
+  p.positive("base", base);
+  if (selected && m.num_attention_heads >= 1 && (m.hidden_size / m.num_attention_heads) % 2 != 0)
+    p.add_key("model.position.relative", "rope needs an even head size (hidden_size / num_attention_heads), got " +
+                                             std::to_string(m.hidden_size / m.num_attention_heads));
+}
+
 std::shared_ptr<RelativeSchemeImpl> make_rope_scheme(const config::ModelConfig& c) {
   const int64_t d = c.hidden_size / c.num_attention_heads;
   if (d % 2 != 0) throw Error("rope: the head size (" + std::to_string(d) + ") must be even");
-  return std::make_shared<RopeImpl>(c.num_attention_heads, d, c.position.rope.base);
+  return std::make_shared<RopeImpl>(c.num_attention_heads, d, c.position.settings<RopeSettings>().base);
 }
 
 RopeImpl::RopeImpl(int64_t num_heads, int64_t head_size, double base)

@@ -13,6 +13,14 @@
 
 namespace tisa::model {
 
+// Settings of the rope scheme: model.position.rope.
+struct RopeSettings {
+  static constexpr const char* kName = "rope";
+  double base = 10000.0;  // theta_i = base^(-2i/d)
+  void visit(config::FieldVisitor& v) { v.field("base", base, "rotary base: theta_i = base^(-2i/d)"); }
+  void validate(const config::ModelConfig& model, bool selected, config::SettingsProblems& p) const;
+};
+
 struct RopeImpl : RelativeSchemeImpl {
   RopeImpl(int64_t num_heads, int64_t head_size, double base);
   void transform_qk(torch::Tensor& q, torch::Tensor& k) override;

@@ -12,8 +12,19 @@ ShawImpl::ShawImpl(int64_t max_distance, int64_t head_size, bool values, double 
   if (values) values_ = register_parameter("values", torch::randn({2 * max_distance + 1, head_size}) * init_std);
 }
 
+void ShawSettings::validate(const config::ModelConfig&, bool, config::SettingsProblems& p) const {
+  p.at_least("max_distance", max_distance, 1);
+  if (per_attention_module && per_layer) p.add("per_attention_module", "needs model.position.shaw.per_layer: false");
+}
+
+std::optional<config::PositionSharing> ShawSettings::legacy_sharing() const {
+  if (per_attention_module) return config::PositionSharing::kPerModule;
+  if (!per_layer) return config::PositionSharing::kModel;
+  return std::nullopt;
+}
+
 std::shared_ptr<RelativeSchemeImpl> make_shaw_scheme(const config::ModelConfig& c) {
-  const auto& s = c.position.shaw;
+  const auto& s = c.position.settings<ShawSettings>();
   auto m = std::make_shared<ShawImpl>(s.max_distance, c.hidden_size / c.num_attention_heads, s.values,
                                       c.initializer_range);
   m->num_heads = c.num_attention_heads;

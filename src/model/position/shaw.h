@@ -19,6 +19,29 @@
 
 namespace tisa::model {
 
+// Settings of the shaw scheme: model.position.shaw.
+struct ShawSettings {
+  static constexpr const char* kName = "shaw";
+  int64_t max_distance = 16;  // clip distance k: offsets beyond ±k share a row
+  bool values = true;         // also add aV to the values (false = keys only, as HF relative_key)
+  // Legacy sharing switches, kept so that existing configs and checkpoints load; position.sharing
+  // says the same for every scheme. per_layer: false = sharing model; per_attention_module: true
+  // (with per_layer: false) = sharing per_module (HF relative_key's layout, set by its import).
+  bool per_layer = true;
+  bool per_attention_module = false;
+  // Scale of the key term: "after" = added after 1/sqrt(d) (HF ALBERT 4.30 import keeps exactness
+  // by scaling the table), fixed here for clarity; see SPEC §2.
+  void visit(config::FieldVisitor& v) {
+    v.field("max_distance", max_distance, "clip distance k (rows 2k+1)");
+    v.field("values", values, "add the value term aV");
+    v.field("per_layer", per_layer, "one module per layer (false: shared across layers)");
+    v.field("per_attention_module", per_attention_module,
+            "one module per attention module (group x inner layer), shared like its weights (HF relative_key)");
+  }
+  void validate(const config::ModelConfig& model, bool selected, config::SettingsProblems& p) const;
+  std::optional<config::PositionSharing> legacy_sharing() const;
+};
+
 struct ShawImpl : RelativeSchemeImpl {
   // kAuto picks skew when 2w+1 ≥ L (and L ≥ 2), else gather; the others force one (tests, bench).
   enum class Strategy { kAuto, kGather, kSkew };

@@ -22,8 +22,17 @@ torch::Tensor t5_relative_bucket(const torch::Tensor& relative_position, int64_t
   return buckets + torch::where(is_small, n, large);
 }
 
+void T5Settings::validate(const config::ModelConfig&, bool, config::SettingsProblems& p) const {
+  p.at_least("num_buckets", num_buckets, 4);
+  if (num_buckets % 2 != 0) p.add("num_buckets", "must be even (half per direction), got " + std::to_string(num_buckets));
+  if (max_distance <= num_buckets / 4)
+    p.add("max_distance", "must be > num_buckets / 4 (" + std::to_string(num_buckets / 4) + "), got " +
+                              std::to_string(max_distance));
+}
+
 std::shared_ptr<RelativeSchemeImpl> make_t5_scheme(const config::ModelConfig& c) {
-  return std::make_shared<T5BiasImpl>(c.num_attention_heads, c.position.t5.num_buckets, c.position.t5.max_distance,
+  const auto& t = c.position.settings<T5Settings>();
+  return std::make_shared<T5BiasImpl>(c.num_attention_heads, t.num_buckets, t.max_distance,
                                       c.initializer_range);
 }
 

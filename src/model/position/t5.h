@@ -13,6 +13,18 @@
 
 namespace tisa::model {
 
+// Settings of the t5 scheme: model.position.t5.
+struct T5Settings {
+  static constexpr const char* kName = "t5";
+  int64_t num_buckets = 32;    // half for j < i, half for j > i
+  int64_t max_distance = 128;  // offsets from here on share the last bucket
+  void visit(config::FieldVisitor& v) {
+    v.field("num_buckets", num_buckets, "buckets (half per direction; exact below num_buckets/4)");
+    v.field("max_distance", max_distance, "offsets at or beyond this share the last bucket of their side");
+  }
+  void validate(const config::ModelConfig& model, bool selected, config::SettingsProblems& p) const;
+};
+
 // Bucket of each relative position (int64 tensor of j − i) → int64 tensor of the same shape.
 torch::Tensor t5_relative_bucket(const torch::Tensor& relative_position, int64_t num_buckets, int64_t max_distance);
 

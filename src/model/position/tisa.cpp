@@ -3,8 +3,22 @@
 
 namespace tisa::model {
 
+void TisaSettings::validate(const config::ModelConfig&, bool, config::SettingsProblems& p) const {
+  p.at_least("kernels", kernels, 1);
+  p.non_negative("init_offset_std", init_offset_std);
+  p.non_negative("init_amplitude_std", init_amplitude_std);
+  p.non_negative("init_sharpness_std", init_sharpness_std);
+  p.finite("init_amplitude_mean", init_amplitude_mean);
+  p.finite("init_sharpness_mean", init_sharpness_mean);
+}
+
+std::optional<config::PositionSharing> TisaSettings::legacy_sharing() const {
+  if (!per_layer) return config::PositionSharing::kModel;
+  return std::nullopt;
+}
+
 std::shared_ptr<RelativeSchemeImpl> make_tisa_scheme(const config::ModelConfig& c) {
-  const auto& t = c.position.tisa;
+  const auto& t = c.position.settings<TisaSettings>();
   TisaInit init{t.init_offset_std, t.init_amplitude_mean, t.init_amplitude_std, t.init_sharpness_mean,
                 t.init_sharpness_std};
   return std::make_shared<TisaImpl>(c.num_attention_heads, t.kernels, init);

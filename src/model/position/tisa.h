@@ -13,6 +13,29 @@
 
 namespace tisa::model {
 
+// Settings of the tisa scheme: model.position.tisa.
+struct TisaSettings {
+  static constexpr const char* kName = "tisa";
+  int64_t kernels = 5;       // S radial-basis kernels per head
+  bool per_layer = true;     // legacy: false = position.sharing model (the paper counts 3*S*H*L)
+  double init_offset_std = 5.0;     // c ~ N(0, 5^2)
+  double init_amplitude_mean = 0.1; // a ~ N(0.1, 0.01^2)
+  double init_amplitude_std = 0.01;
+  double init_sharpness_mean = 0.1; // b ~ N(0.1, 0.01^2)
+  double init_sharpness_std = 0.01;
+  void visit(config::FieldVisitor& v) {
+    v.field("kernels", kernels, "number of kernels S per head");
+    v.field("per_layer", per_layer, "one module per layer (false: shared across layers)");
+    v.field("init_offset_std", init_offset_std, "std of the kernel offsets c at initialisation");
+    v.field("init_amplitude_mean", init_amplitude_mean, "mean of the amplitudes a at initialisation");
+    v.field("init_amplitude_std", init_amplitude_std, "std of the amplitudes a at initialisation");
+    v.field("init_sharpness_mean", init_sharpness_mean, "mean of the sharpness b at initialisation");
+    v.field("init_sharpness_std", init_sharpness_std, "std of the sharpness b at initialisation");
+  }
+  void validate(const config::ModelConfig& model, bool selected, config::SettingsProblems& p) const;
+  std::optional<config::PositionSharing> legacy_sharing() const;
+};
+
 struct TisaInit {
   double offset_std = 5.0;        // c ~ N(0, 5²)
   double amplitude_mean = 0.1;    // a ~ N(0.1, 0.01²)

@@ -1,4 +1,4 @@
-// Config loader: defaults, inheritance, overrides, dump/reload, JSON, and every kind of bad input
+// Config loader (with the real position schemes, installed by the test main): defaults, inheritance, overrides, dump/reload, JSON, and every kind of bad input
 // with the message checked (file, line:column, key path, what was expected).
 #include <gtest/gtest.h>
 
@@ -9,6 +9,8 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "config/config_loader.h"
+#include "model/position/shaw.h"
+#include "model/position/tisa.h"
 #include "support/expect_error.h"
 #include "support/test_paths.h"
 
@@ -26,12 +28,18 @@ std::string write(const std::string& dir, const std::string& name, const std::st
 
 using tisa::test::error_of;
 
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
 }  // namespace
 
 TEST(ConfigTest, DefaultsMatchConfigH) {
   Config c = tisa::config::default_config();
   EXPECT_EQ(c.model.hidden_size, 768);
-  EXPECT_EQ(c.model.position.tisa.kernels, 5);
+  EXPECT_EQ(c.model.position.settings<tisa::model::TisaSettings>().kernels, 5);
   EXPECT_EQ(c.optimizer.type, tisa::config::OptimizerType::kLamb);
   EXPECT_TRUE(tisa::config::validate(c).empty());
 }
@@ -53,8 +61,8 @@ TEST(ConfigTest, LoadsTypedValuesAndEnums) {
   EXPECT_EQ(c.model.num_attention_heads, 4);
   EXPECT_DOUBLE_EQ(c.model.layer_norm_eps, 1e-6);
   EXPECT_FALSE(c.model.position.absolute);
-  EXPECT_EQ(c.model.position.relative, tisa::config::RelativeScheme::kTisa);
-  EXPECT_EQ(c.model.position.tisa.kernels, 3);
+  EXPECT_EQ(c.model.position.relative, "tisa");
+  EXPECT_EQ(c.model.position.settings<tisa::model::TisaSettings>().kernels, 3);
   EXPECT_EQ(c.optimizer.type, tisa::config::OptimizerType::kAdamW);
   EXPECT_DOUBLE_EQ(c.optimizer.lr, 2e-5);
   EXPECT_EQ(c.training.device, tisa::config::Device::kCuda);
@@ -73,9 +81,9 @@ TEST(ConfigTest, TwoLevelInheritanceChildWinsDeepMerge) {
   Config c = load_config(leaf);
   EXPECT_EQ(c.model.hidden_size, 256);                 // leaf wins
   EXPECT_EQ(c.model.num_attention_heads, 8);           // from the base
-  EXPECT_EQ(c.model.position.relative, tisa::config::RelativeScheme::kShaw);
-  EXPECT_EQ(c.model.position.shaw.max_distance, 8);    // deep merge keeps the base's sibling
-  EXPECT_FALSE(c.model.position.shaw.values);          // from mid
+  EXPECT_EQ(c.model.position.relative, "shaw");
+  EXPECT_EQ(c.model.position.settings<tisa::model::ShawSettings>().max_distance, 8);    // deep merge keeps the base's sibling
+  EXPECT_FALSE(c.model.position.settings<tisa::model::ShawSettings>().values);          // from mid
   EXPECT_EQ(c.training.steps, 50);
   // Relative paths are resolved against the folder of the file that set them (mid.yaml).
   EXPECT_EQ(c.data.dataset, (std::filesystem::path(dir) / "data/ds").lexically_normal().string());
@@ -93,14 +101,14 @@ TEST(ConfigTest, OverridesWinOverYamlAndPassValidation) {
   Config c = load_config(path, {"model.hidden_size=256", "model.position.relative=tisa",
                                 "model.position.tisa.kernels=7", "data.dataset=rel/ds", "optimizer.lr=1e-3"});
   EXPECT_EQ(c.model.hidden_size, 256);
-  EXPECT_EQ(c.model.position.relative, tisa::config::RelativeScheme::kTisa);
-  EXPECT_EQ(c.model.position.tisa.kernels, 7);
+  EXPECT_EQ(c.model.position.relative, "tisa");
+  EXPECT_EQ(c.model.position.settings<tisa::model::TisaSettings>().kernels, 7);
   EXPECT_EQ(c.data.dataset, "rel/ds");  // --set paths stay relative to the working directory
   EXPECT_DOUBLE_EQ(c.optimizer.lr, 1e-3);
   // A later --set of the same key wins; a whole section as a flow map merges.
   c = load_config(path, {"model.hidden_size=128", "model.hidden_size=64", "model.position={relative: shaw}"});
   EXPECT_EQ(c.model.hidden_size, 64);
-  EXPECT_EQ(c.model.position.relative, tisa::config::RelativeScheme::kShaw);
+  EXPECT_EQ(c.model.position.relative, "shaw");
   // Overrides go through validation: 100 % 8 != 0.
   std::string msg = error_of([&] { load_config(path, {"model.hidden_size=100"}); });
   EXPECT_HAS(msg, "--set model.hidden_size=100: model.hidden_size: must be divisible by model.num_attention_heads (8)");
@@ -166,7 +174,7 @@ TEST(ConfigTest, WrongTypes) {
                            "  position:\n"
                            "    absolute: yes\n"            // non-bool
                            "    shaw: 3\n"                  // scalar for a section
-                           "  hidden_act: [a, b]\n"         // list for a string
+                           "  hidden_act: [a, b]\n"         // list for a choice
                            "training:\n  deterministic: 1\n");
   std::string msg = error_of([&] { load_config(path); });
   EXPECT_HAS(msg, path + ":2:16: model.hidden_size: expected an integer, got 'abc'");
@@ -175,7 +183,7 @@ TEST(ConfigTest, WrongTypes) {
   EXPECT_HAS(msg, path + ":5:19: model.layer_norm_eps: expected a number, got 'tiny'");
   EXPECT_HAS(msg, path + ":7:15: model.position.absolute: expected true or false, got 'yes'");
   EXPECT_HAS(msg, path + ":8:11: model.position.shaw: expected a section (a mapping of keys), got '3'");
-  EXPECT_HAS(msg, path + ":9:15: model.hidden_act: expected a string, got a list");
+  EXPECT_HAS(msg, path + ":9:15: model.hidden_act: unknown value a list (expected one of: gelu_new, gelu, relu");
   EXPECT_HAS(msg, ":11:18: training.deterministic: expected true or false, got '1'");
   // All problems in one message.
   EXPECT_EQ(std::count(msg.begin(), msg.end(), '\n'), 7);
@@ -185,9 +193,9 @@ TEST(ConfigTest, UnknownEnumValueListsChoices) {
   auto dir = tisa::test::make_temp_dir("cfg");
   std::string path = write(dir, "a.yaml", "model:\n  position:\n    relative: tisaa\n");
   std::string msg = error_of([&] { load_config(path); });
-  EXPECT_HAS(msg, path + ":3:15: model.position.relative: unknown value 'tisaa' (expected one of: none, shaw, tisa, rope, alibi, t5, "
-                         "kerple_log, fire, sinusoidal); "
-                         "did you mean 'tisa'?");
+  // The names are the installed schemes' (model/position/registry.cpp), in table order.
+  EXPECT_HAS(msg, path + ":3:15: model.position.relative: unknown value 'tisaa' (expected one of: none, shaw, tisa, rope, alibi, t5, ");
+  EXPECT_HAS(msg, "(expected one of: " + join(tisa::config::position_scheme_names(), ", ") + "); did you mean 'tisa'?");
   msg = error_of([] { tisa::config::config_from_overrides({"optimizer.type=sgd"}); });
   EXPECT_HAS(msg, "optimizer.type: unknown value 'sgd' (expected one of: lamb, adamw)");
 }
@@ -223,20 +231,29 @@ TEST(ConfigTest, ValidateCrossFieldRules) {
   Config c;
   c.model.num_hidden_groups = 13;
   c.model.pad_token_id = 30000;
-  c.model.hidden_act = "swish";
   c.glue.max_length = 600;
   c.glue.steps = 0;
   c.glue.epochs = 0;
   auto problems = tisa::config::validate(c);
   std::vector<std::string> keys;
   for (const auto& p : problems) keys.push_back(p.key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"model.num_hidden_groups", "model.hidden_act", "model.pad_token_id",
-                                            "glue.epochs", "glue.max_length"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"model.num_hidden_groups", "model.pad_token_id", "glue.epochs",
+                                            "glue.max_length"}));
   std::string msg = error_of([&] { tisa::config::validate_or_throw(c, "run.yaml"); });
   EXPECT_HAS(error_of([] { tisa::config::config_from_overrides({"glue.task=SST"}); }),
              "--set glue.task=SST: glue.task: unknown GLUE task 'SST' (expected one of: CoLA, SST-2, MRPC");
   EXPECT_EQ(tisa::config::config_from_overrides({"glue.task=sst2"}).glue.task, "sst2");
-  EXPECT_HAS(msg, "run.yaml: model.hidden_act: unknown activation 'swish' (expected one of: gelu_new, gelu, relu)");
+  EXPECT_HAS(msg, "run.yaml: model.pad_token_id: must be in [0, model.vocab_size), got 30000");
+}
+
+// hidden_act is an enum with Hugging Face's names, checked where it is read (one name table).
+TEST(ConfigTest, HiddenActIsAChoiceOfHuggingFaceNames) {
+  std::string msg = error_of([] { tisa::config::config_from_overrides({"model.hidden_act=swish"}); });
+  EXPECT_HAS(msg, "--set model.hidden_act=swish: model.hidden_act: unknown value 'swish' (expected one of: gelu_new, "
+                  "gelu, relu, gelu_pytorch_tanh)");
+  EXPECT_EQ(tisa::config::config_from_overrides({"model.hidden_act=relu"}).model.hidden_act,
+            tisa::config::HiddenAct::kRelu);
+  EXPECT_EQ(tisa::config::model_config_to_json(tisa::config::ModelConfig{})["hidden_act"], "gelu_new");
 }
 
 TEST(ConfigTest, MissingFile) {
@@ -302,18 +319,25 @@ TEST(ConfigTest, DescribeDefaultsListsEveryKey) {
   EXPECT_HAS(text, "model.position.tisa.kernels");
   EXPECT_HAS(text, "int = 5");
   EXPECT_HAS(text, "model.position.relative");
-  EXPECT_HAS(text, "{none|shaw|tisa|rope|alibi|t5|kerple_log|fire|sinusoidal} = none");
+  EXPECT_HAS(text, "{none|shaw|tisa|rope|alibi|t5|");
+  EXPECT_HAS(text, "{" + join(tisa::config::position_scheme_names(), "|") + "} = none");
   EXPECT_HAS(text, "{per_layer|per_module|model} = per_layer");
   EXPECT_HAS(text, "glue.eval_batch_size");
-  // model, position, shaw, tisa, rope, t5, fire, data, optimizer, schedule, training, glue
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 17 + 3 + 4 + 7 + 1 + 2 + 3 + 10 + 9 + 3 + 15 + 12);
+  // model, position (absolute, relative, sharing and each installed scheme's settings), data,
+  // optimizer, schedule, training, glue
+  size_t position_keys = 0;
+  for (const auto& [key, value] : tisa::config::flatten_model_config(tisa::config::ModelConfig{}))
+    if (key.rfind("model.position.", 0) == 0) ++position_keys;
+  EXPECT_GE(position_keys, 3u + 4 + 7 + 1 + 2 + 3);  // shaw, tisa, rope, t5 and fire at least
+  EXPECT_EQ(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')),
+            17 + position_keys + 10 + 9 + 3 + 15 + 12);
 }
 
 TEST(ConfigTest, ModelConfigJsonRoundTrip) {
   tisa::config::ModelConfig m;
   m.hidden_size = 64;
   m.num_attention_heads = 2;
-  m.position.relative = tisa::config::RelativeScheme::kTisa;
+  m.position.relative = "tisa";
   m.layer_norm_eps = 1e-12;
   nlohmann::json j = tisa::config::model_config_to_json(m);
   EXPECT_EQ(j["position"]["relative"], "tisa");
