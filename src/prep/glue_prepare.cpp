@@ -191,6 +191,25 @@ data::GlueEncodedSplit encode_split(const Source& src, const data::GlueSplitData
   return out;
 }
 
+// Writes <split>.bin and returns its manifest record: file, size and hash (checked when the
+// cache is reused), counts, the source file and its hash.
+nlohmann::json write_split(const stdfs::path& out_dir, const Source& src, const std::string& source_hash,
+                           const data::GlueSplitData& tsv, const data::GlueEncodedSplit& out, int64_t truncated) {
+  const std::string file = src.split + ".bin";
+  data::write_glue_split((out_dir / file).string(), out);
+  return {{"file", file},
+          {"bytes", stdfs::file_size(out_dir / file)},
+          {"hash", fs::file_hash_hex((out_dir / file).string())},
+          {"examples", out.size()},
+          {"tokens", out.input_ids.size()},
+          {"has_labels", out.has_labels},
+          {"format", tsv.split},
+          {"source", src.path},
+          {"source_hash", source_hash},
+          {"truncated", truncated},
+          {"skipped_rows", tsv.stats.skipped_short_rows}};
+}
+
 // The manifest (data/glue_dataset.h reads it): format, task, cache key, labels, tokenizer, and
 // the record of each split in `split_order`.
 nlohmann::json make_manifest(const GluePrepareOptions& opt, const data::GlueTask& task, const text::Tokenizer& tokenizer,
@@ -252,19 +271,7 @@ GluePrepareReport prepare_glue(const GluePrepareOptions& opt) {
     const data::GlueSplitData tsv = read_source(src);
     int64_t truncated = 0;
     const data::GlueEncodedSplit out = encode_split(src, tsv, task, *tokenizer, opt, &truncated);
-    const std::string file = src.split + ".bin";
-    data::write_glue_split((out_dir / file).string(), out);
-    splits_json[src.split] = {{"file", file},
-                              {"bytes", stdfs::file_size(out_dir / file)},
-                              {"hash", fs::file_hash_hex((out_dir / file).string())},
-                              {"examples", out.size()},
-                              {"tokens", out.input_ids.size()},
-                              {"has_labels", out.has_labels},
-                              {"format", tsv.split},
-                              {"source", src.path},
-                              {"source_hash", hashes[si]},
-                              {"truncated", truncated},
-                              {"skipped_rows", tsv.stats.skipped_short_rows}};
+    splits_json[src.split] = write_split(out_dir, src, hashes[si], tsv, out, truncated);
     order.push_back(src.split);
     report.splits.emplace_back(src.split, static_cast<int64_t>(out.size()));
     spdlog::info("[data] {} {}: {} examples, {} tokens ({:.1f}/example), {} truncated to {}{}", task.name, src.split,
