@@ -50,7 +50,8 @@ void write_prediction_file(const std::string& path, const GlueTaskInfo& task, co
   // task's (first) test split.
   for (const data::GlueTask* other : data::glue_tasks_predicted_by(task.name))
     for (const auto& f : other->splits)
-      if (f.name == split.split) return data::write_leaderboard_file(other->name, f.name, split.indices, predictions, path);
+      if (f.name == split.split)
+        return data::write_leaderboard_file(other->name, f.name, split.indices, predictions, path);
   TISA_CHECK(!task.test_splits.empty(), "task without a test split");
   data::write_leaderboard_file(task.name, task.test_splits.front().split, split.indices, predictions, path);
 }

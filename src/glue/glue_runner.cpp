@@ -140,7 +140,8 @@ std::optional<SeedResults> run_seeds(const GlueRunOptions& opt, const std::strin
     if (r.exit_code != kExitOk) return std::nullopt;
     out.metrics.push_back(r.metrics);
     out.main_metric = r.main_metric;
-    out.per_seed.push_back({{"seed", seed}, {"best_step", r.best_step}, {"metrics", r.metrics}, {"run_dir", req.run_dir}});
+    out.per_seed.push_back(
+        {{"seed", seed}, {"best_step", r.best_step}, {"metrics", r.metrics}, {"run_dir", req.run_dir}});
     auto it = r.metrics.find(r.main_metric);
     if (it != r.metrics.end() && (out.best_run.empty() || it->second > out.best_value)) {
       out.best_value = it->second;
@@ -270,7 +271,8 @@ std::vector<std::string> tasks_to_run(const GlueRunOptions& opt, std::vector<std
   if (tasks.empty())
     throw Error("--task all: no GLUE task has train and dev files under " + opt.data_dir + " (expected e.g. " +
                 opt.data_dir + "/SST-2/train.tsv and dev.tsv)");
-  spdlog::info("[glue] tasks: {}{}", join(tasks, ", "), skipped->empty() ? "" : "; skipped (no data): " + join(*skipped, ", "));
+  spdlog::info("[glue] tasks: {}{}", join(tasks, ", "),
+               skipped->empty() ? "" : "; skipped (no data): " + join(*skipped, ", "));
   return tasks;
 }
 

@@ -120,13 +120,14 @@ bool run_loop(Run& run) {
   Progress progress("[train]", t.steps, "tok", ::isatty(STDERR_FILENO) ? t.log_interval : t.steps + 1);
   for (int64_t step = run.state.step; step < t.steps;) {
     std::vector<data::PretrainBatch> micro = next_micro_batches(run);  // `accumulation` batches [B, L]
-    StepResult r = (*run.trainer.step_fn)(micro, step);                         // fwd + bwd + clip + update
+    StepResult r = (*run.trainer.step_fn)(micro, step);                 // fwd + bwd + clip + update
     const bool interrupted = reduce_step_result(run.dist, r, interrupt_requested());  // [dist] sum of the ranks' shares
     run.state.step = ++step;
     run.state.data_position = run.data.loader->position().to_json();
     handle_bad_step(run, r);                                            // skip NaN/Inf, stop after too many
     log_step(run, r);
-    if (run.opt.show_progress && run.dist.is_main()) progress.update(step, static_cast<double>(r.tokens), {{"loss", r.loss}, {"lr", r.lr}});
+    if (run.opt.show_progress && run.dist.is_main())
+      progress.update(step, static_cast<double>(r.tokens), {{"loss", r.loss}, {"lr", r.lr}});
     if (due(step, t.eval_interval, t.steps)) run_evaluation(run);
     const bool stop = interrupted || step == run.opt.stop_after_step;
     if (due(step, t.checkpoint_interval, t.steps) || stop) save_checkpoint(run);
@@ -195,16 +196,17 @@ void set_up(Run& run) {
   build_model(run);
   start_state_and_loader(run);
   const auto& t = run.cfg.training;
+  const Trainer& tr = run.trainer;
   int64_t n_params = 0;
-  for (const auto& p : run.trainer.model->parameters()) n_params += p.numel();
+  for (const auto& p : tr.model->parameters()) n_params += p.numel();
   if (run.dist.enabled())
     spdlog::info("[dist] {} processes ({}), global batch {} = {} per process x {} accumulation x {}",
-                 run.dist.world_size(), run.dist.backend_name(), t.batch_size * run.trainer.accumulation * run.dist.world_size(),
-                 t.batch_size, run.trainer.accumulation, run.dist.world_size());
+                 run.dist.world_size(), run.dist.backend_name(), t.batch_size * tr.accumulation * run.dist.world_size(),
+                 t.batch_size, tr.accumulation, run.dist.world_size());
   spdlog::info("[train] run {}: {} parameters ({} positional), {} on {}, {} {} steps of {}x{} examples, seq {}",
-               run.run_dir, n_params, model::positional_parameter_count(run.start.model_cfg), run.trainer.optimizer->kind(),
+               run.run_dir, n_params, model::positional_parameter_count(run.start.model_cfg), tr.optimizer->kind(),
                run.device.str(), t.precision == config::Precision::kBf16 ? "bf16" : "fp32", t.steps, t.batch_size,
-               run.trainer.accumulation, run.cfg.data.max_seq_length);
+               tr.accumulation, run.cfg.data.max_seq_length);
 }
 
 // Where the weights come from decides the architecture (STYLE §8): the checkpoint to resume, the
@@ -218,9 +220,11 @@ void choose_start(Run& run) {
         run.ctx.resume_point("start without --resume, or pass the --run-dir of the run to continue");
     start.resume_from = latest.path;
     start.resume_step = latest.step;
-    start.model_cfg = reconcile_model_config(model::read_hf_config(start.resume_from).model, cfg.model, start.resume_from);
+    start.model_cfg =
+        reconcile_model_config(model::read_hf_config(start.resume_from).model, cfg.model, start.resume_from);
   } else if (!run.opt.init_dir.empty()) {
-    start.model_cfg = reconcile_model_config(model::read_hf_config(run.opt.init_dir).model, cfg.model, run.opt.init_dir);
+    start.model_cfg =
+        reconcile_model_config(model::read_hf_config(run.opt.init_dir).model, cfg.model, run.opt.init_dir);
   }
   start.resolved = cfg;
   start.resolved.model = start.model_cfg;
