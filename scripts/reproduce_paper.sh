@@ -242,7 +242,7 @@ finetune() {
   [ -f "$OUT/glue/$v/$t/results.json" ] || die "GLUE $t for $v wrote no results.json"
 }
 
-cd "$ROOT"  # configs/glue/<TASK>.yaml are found from here
+cd "$ROOT"
 stage tokenizer train_tokenizer
 stage dataset prepare_dataset
 names=()

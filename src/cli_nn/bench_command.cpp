@@ -230,138 +230,158 @@ nlohmann::json run_child_spec(const BenchArgs& a, const bench::ModelBenchSpec& s
   return out;
 }
 
-void run_bench(const BenchArgs& a) {
-  set_threads(a);
-  // Internal mode: one model configuration in this process.
-  if (!a.only.empty()) {
-    const auto spec = bench::model_spec_from_json(nlohmann::json::parse(a.only), {});
-    const auto r = bench::run_model_bench(spec);
-    if (a.result_path.empty()) throw Error("bench --only needs --result");
-    fs::write_file_atomic(a.result_path, r.to_json().dump(2));
-    return;
-  }
-  train::warn_about_slow_runtime();
+// --only: one model configuration in this process (the child of run_child_spec), result to --result.
+void run_one_spec_here(const BenchArgs& a) {
+  const auto spec = bench::model_spec_from_json(nlohmann::json::parse(a.only), {});
+  const auto r = bench::run_model_bench(spec);
+  if (a.result_path.empty()) throw Error("bench --only needs --result");
+  fs::write_file_atomic(a.result_path, r.to_json().dump(2));
+}
+
+// What decides the numbers besides the specs (LibTorch, BLAS, threads), printed and returned.
+nlohmann::json describe_machine(std::ostream& os) {
   const auto info = train::runtime_info();
-  const auto cfg = a.config_path.empty() ? config::config_from_overrides(a.overrides)
-                                         : config::load_config(a.config_path, a.overrides);
-  nlohmann::json all = {{"torch_version", TORCH_VERSION},
-                        {"blas", info.blas_library},
-                        {"intra_op_threads", at::get_num_threads()},
-                        {"inter_op_threads", at::get_num_interop_threads()},
-                        {"omp_wait_policy", info.omp_wait_policy},
-                        {"openblas_coretype", std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : ""}};
-  std::ostream& os = a.json_path == "-" ? std::cerr : std::cout;
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   os << "LibTorch " << TORCH_VERSION << ", BLAS " << info.blas_library << ", intra-op threads " << at::get_num_threads()
-     << ", OMP_WAIT_POLICY " << info.omp_wait_policy << ", OPENBLAS_CORETYPE "
-     << (std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)") << "\n";
+     << ", OMP_WAIT_POLICY " << info.omp_wait_policy << ", OPENBLAS_CORETYPE " << (coretype ? coretype : "(unset)")
+     << "\n";
+  return {{"torch_version", TORCH_VERSION},
+          {"blas", info.blas_library},
+          {"intra_op_threads", at::get_num_threads()},
+          {"inter_op_threads", at::get_num_interop_threads()},
+          {"omp_wait_policy", info.omp_wait_policy},
+          {"openblas_coretype", coretype ? coretype : ""}};
+}
 
-  if (a.gemm) {
-    nlohmann::json gemms = nlohmann::json::array();
-    char line[200];
-    std::snprintf(line, sizeof line, "\n%-5s %6s %6s %6s %10s %9s\n", "dtype", "m", "k", "n", "GFLOP/s", "ms");
-    os << line;
-    const auto& m = cfg.model;
-    int64_t tokens = 1024;
-    if (!a.shapes.empty()) {
-      auto [b, l] = parse_shape(split_list(a.shapes).front());
-      tokens = b * l;
-    }
-    for (auto g : bench::default_gemm_specs(tokens, m.hidden_size, m.intermediate_size)) {
-      g.reps = std::max(a.reps, 3);
-      const auto r = bench::run_gemm(g);
-      std::snprintf(line, sizeof line, "%-5s %6lld %6lld %6lld %10.1f %9.2f\n", g.dtype.c_str(), (long long)g.m,
-                    (long long)g.k, (long long)g.n, r.gflops_median, r.seconds.median * 1e3);
-      os << line << std::flush;
-      gemms.push_back(r.to_json());
-    }
-    all["gemm"] = gemms;
-  }
-
-  if (a.data) {
-    bench::DataBenchSpec d;
-    d.dataset = a.data_dataset;
-    d.workers = a.data_workers;
-    d.batches = a.data_batches;
-    d.reps = std::max(1, std::min(a.reps, 5));
+// --gemm: the matrix products of the model's sizes at the first shape's token count.
+nlohmann::json bench_gemm(const BenchArgs& a, const config::ModelConfig& m, std::ostream& os) {
+  nlohmann::json gemms = nlohmann::json::array();
+  char line[200];
+  std::snprintf(line, sizeof line, "\n%-5s %6s %6s %6s %10s %9s\n", "dtype", "m", "k", "n", "GFLOP/s", "ms");
+  os << line;
+  int64_t tokens = 1024;
+  if (!a.shapes.empty()) {
     auto [b, l] = parse_shape(split_list(a.shapes).front());
-    d.batch = b;
-    d.seq = l;
-    const auto r = bench::run_data_bench(d);
-    char line[300];
-    std::snprintf(line, sizeof line,
-                  "\ndata pipeline (%s, %lldx%lld, %lld workers): %.0f examples/s, %.0f tokens/s [%.3f - %.3f s per %lld batches]\n",
-                  r.source.c_str(), (long long)d.batch, (long long)d.seq, (long long)d.workers, r.examples_per_s,
-                  r.tokens_per_s, r.seconds.min, r.seconds.max, (long long)d.batches);
+    tokens = b * l;
+  }
+  for (auto g : bench::default_gemm_specs(tokens, m.hidden_size, m.intermediate_size)) {
+    g.reps = std::max(a.reps, 3);
+    const auto r = bench::run_gemm(g);
+    std::snprintf(line, sizeof line, "%-5s %6lld %6lld %6lld %10.1f %9.2f\n", g.dtype.c_str(), (long long)g.m,
+                  (long long)g.k, (long long)g.n, r.gflops_median, r.seconds.median * 1e3);
     os << line << std::flush;
-    all["data"] = r.to_json();
+    gemms.push_back(r.to_json());
   }
+  return gemms;
+}
 
-  if (a.loss_check > 0) {
-    auto [b, l] = parse_shape(split_list(a.shapes).front());
-    auto m = cfg.model;
-    apply_scheme(split_list(a.schemes).front(), m);
-    const auto curve = bench::compare_precisions(m, b, l, a.loss_check, 1e-4, 1);
-    os << "\nloss check (AdamW lr 1e-4, " << b << "x" << l << "): step fp32 bf16 diff\n";
-    double max_diff = 0;
-    for (size_t t = 0; t < curve.fp32.size(); ++t) {
-      const double diff = curve.bf16[t] - curve.fp32[t];
-      max_diff = std::max(max_diff, std::abs(diff));
-      os << fmt("%4.0f", static_cast<double>(t)) << fmt(" %.4f", curve.fp32[t]) << fmt(" %.4f", curve.bf16[t])
-         << fmt(" %+.4f", diff) << "\n";
-    }
-    os << "max |bf16 - fp32| = " << max_diff << "\n";
-    all["loss_check"] = curve.to_json();
+// --data: example building + loading at the first shape.
+nlohmann::json bench_data(const BenchArgs& a, std::ostream& os) {
+  bench::DataBenchSpec d;
+  d.dataset = a.data_dataset;
+  d.workers = a.data_workers;
+  d.batches = a.data_batches;
+  d.reps = std::max(1, std::min(a.reps, 5));
+  auto [b, l] = parse_shape(split_list(a.shapes).front());
+  d.batch = b;
+  d.seq = l;
+  const auto r = bench::run_data_bench(d);
+  char line[300];
+  std::snprintf(line, sizeof line,
+                "\ndata pipeline (%s, %lldx%lld, %lld workers): %.0f examples/s, %.0f tokens/s [%.3f - %.3f s per %lld batches]\n",
+                r.source.c_str(), (long long)d.batch, (long long)d.seq, (long long)d.workers, r.examples_per_s,
+                r.tokens_per_s, r.seconds.min, r.seconds.max, (long long)d.batches);
+  os << line << std::flush;
+  return r.to_json();
+}
+
+// --loss-check N: N training steps in fp32 and in bf16 from the same start, losses side by side.
+nlohmann::json bench_loss_check(const BenchArgs& a, const config::ModelConfig& model, std::ostream& os) {
+  auto [b, l] = parse_shape(split_list(a.shapes).front());
+  auto m = model;
+  apply_scheme(split_list(a.schemes).front(), m);
+  const auto curve = bench::compare_precisions(m, b, l, a.loss_check, 1e-4, 1);
+  os << "\nloss check (AdamW lr 1e-4, " << b << "x" << l << "): step fp32 bf16 diff\n";
+  double max_diff = 0;
+  for (size_t t = 0; t < curve.fp32.size(); ++t) {
+    const double diff = curve.bf16[t] - curve.fp32[t];
+    max_diff = std::max(max_diff, std::abs(diff));
+    os << fmt("%4.0f", static_cast<double>(t)) << fmt(" %.4f", curve.fp32[t]) << fmt(" %.4f", curve.bf16[t])
+       << fmt(" %+.4f", diff) << "\n";
   }
+  os << "max |bf16 - fp32| = " << max_diff << "\n";
+  return curve.to_json();
+}
 
-  // Model configurations (none when only --gemm / --data / --loss-check were asked for).
-  const bool model_runs = !(a.gemm || a.data || a.loss_check > 0) || a.model_options_given;
+// One model configuration of the --scheme × --mode × --precision × --attention × --shape grid.
+bench::ModelBenchSpec model_spec(const BenchArgs& a, const config::ModelConfig& model, const std::string& shape,
+                                 const std::string& scheme, const std::string& mode, const std::string& precision,
+                                 const std::string& attention) {
+  bench::ModelBenchSpec spec;
+  spec.label = scheme;
+  spec.model = model;
+  const ShawPath impl = apply_scheme(scheme, spec.model);
+  spec.naive_shaw = impl == ShawPath::kNaive;
+  spec.gather_shaw = impl == ShawPath::kGather;
+  spec.mode = mode;
+  if (precision != "fp32" && precision != "bf16") throw Error("bench --precision: fp32 or bf16, got '" + precision + "'");
+  spec.precision = precision == "bf16" ? config::Precision::kBf16 : config::Precision::kFp32;
+  if (a.optimizer != "adamw" && a.optimizer != "lamb")
+    throw Error("bench --optimizer: adamw or lamb, got '" + a.optimizer + "'");
+  spec.optimizer = a.optimizer == "lamb" ? config::OptimizerType::kLamb : config::OptimizerType::kAdamW;
+  std::tie(spec.batch, spec.seq) = parse_shape(shape);
+  spec.masked_per_seq = a.masked_per_seq;
+  spec.mlm_all_positions = a.mlm_all_positions;
+  spec.warmup = a.warmup;
+  spec.reps = a.reps;
+  spec.device = a.device;
+  if (attention != "auto" && attention != "eager") throw Error("bench --attention: auto or eager, got '" + attention + "'");
+  spec.eager_attention = attention == "eager";
+  if (!a.profile_dir.empty()) {
+    fs::create_directories(a.profile_dir);
+    std::string name = scheme + "-" + mode + "-" + precision + "-" + attention + "-" + shape + ".txt";
+    for (auto& ch : name)
+      if (ch == '+') ch = '_';
+    spec.profile_path = (std::filesystem::path(a.profile_dir) / name).string();
+  }
+  return spec;
+}
+
+// Every model configuration of the grid, each in its own child process unless --in-process.
+std::vector<nlohmann::json> bench_models(const BenchArgs& a, const config::ModelConfig& model) {
   std::vector<nlohmann::json> results;
-  if (model_runs) {
-    for (const auto& shape : split_list(a.shapes))
-      for (const auto& scheme : split_list(a.schemes))
-        for (const auto& mode : split_list(a.modes))
-          for (const auto& precision : split_list(a.precisions))
-            for (const auto& attention : split_list(a.attentions)) {
-            bench::ModelBenchSpec spec;
-            spec.label = scheme;
-            spec.model = cfg.model;
-            const ShawPath impl = apply_scheme(scheme, spec.model);
-            spec.naive_shaw = impl == ShawPath::kNaive;
-            spec.gather_shaw = impl == ShawPath::kGather;
-            spec.mode = mode;
-            if (precision != "fp32" && precision != "bf16")
-              throw Error("bench --precision: fp32 or bf16, got '" + precision + "'");
-            spec.precision = precision == "bf16" ? config::Precision::kBf16 : config::Precision::kFp32;
-            if (a.optimizer != "adamw" && a.optimizer != "lamb")
-              throw Error("bench --optimizer: adamw or lamb, got '" + a.optimizer + "'");
-            spec.optimizer = a.optimizer == "lamb" ? config::OptimizerType::kLamb : config::OptimizerType::kAdamW;
-            std::tie(spec.batch, spec.seq) = parse_shape(shape);
-            spec.masked_per_seq = a.masked_per_seq;
-            spec.mlm_all_positions = a.mlm_all_positions;
-            spec.warmup = a.warmup;
-            spec.reps = a.reps;
-            spec.device = a.device;
-            if (attention != "auto" && attention != "eager")
-              throw Error("bench --attention: auto or eager, got '" + attention + "'");
-            spec.eager_attention = attention == "eager";
-            if (!a.profile_dir.empty()) {
-              fs::create_directories(a.profile_dir);
-              std::string name = scheme + "-" + mode + "-" + precision + "-" + attention + "-" + shape + ".txt";
-              for (auto& ch : name)
-                if (ch == '+') ch = '_';
-              spec.profile_path = (std::filesystem::path(a.profile_dir) / name).string();
-            }
+  for (const auto& shape : split_list(a.shapes))
+    for (const auto& scheme : split_list(a.schemes))
+      for (const auto& mode : split_list(a.modes))
+        for (const auto& precision : split_list(a.precisions))
+          for (const auto& attention : split_list(a.attentions)) {
+            const auto spec = model_spec(a, model, shape, scheme, mode, precision, attention);
             spdlog::info("[bench] {} {} {} {} {} {}", scheme, mode, precision, attention, shape, a.device);
             results.push_back(a.in_process ? bench::run_model_bench(spec).to_json() : run_child_spec(a, spec));
           }
+  return results;
+}
+
+void run_bench(const BenchArgs& a) {
+  set_threads(a);
+  if (!a.only.empty()) return run_one_spec_here(a);  // internal: the child of run_child_spec
+  train::warn_about_slow_runtime();
+  const auto cfg = a.config_path.empty() ? config::config_from_overrides(a.overrides)
+                                         : config::load_config(a.config_path, a.overrides);
+  std::ostream& os = a.json_path == "-" ? std::cerr : std::cout;  // stdout keeps the JSON clean
+  nlohmann::json all = describe_machine(os);
+  if (a.gemm) all["gemm"] = bench_gemm(a, cfg.model, os);
+  if (a.data) all["data"] = bench_data(a, os);
+  if (a.loss_check > 0) all["loss_check"] = bench_loss_check(a, cfg.model, os);
+  // Model configurations (none when only --gemm / --data / --loss-check were asked for).
+  if (!(a.gemm || a.data || a.loss_check > 0) || a.model_options_given) {
+    const std::vector<nlohmann::json> results = bench_models(a, cfg.model);
     os << "\n";
     print_model_table(os, results, a.peak_tflops);
     all["models"] = results;
   }
-  if (!a.json_path.empty()) {
-    if (a.json_path == "-") std::cout << all.dump(2) << "\n";
-    else fs::write_file_atomic(a.json_path, all.dump(2) + "\n");
-  }
+  if (a.json_path == "-") std::cout << all.dump(2) << "\n";
+  else if (!a.json_path.empty()) fs::write_file_atomic(a.json_path, all.dump(2) + "\n");
 }
 
 }  // namespace

@@ -18,13 +18,16 @@ void add_glue_command(CLI::App& app) {
   auto opt = std::make_shared<glue::GlueRunOptions>();
   auto seeds = std::make_shared<std::string>();
   cmd->add_option("--task", opt->task, "CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE, WNLI or all")->required();
-  cmd->add_option("--data-dir", opt->data_dir, "GLUE folder (one sub-folder per task, official TSV files)")
-      ->required();
+  // Required unless --print-config (checked in the callback, with CLI11's usage error).
+  cmd->add_option("--data-dir", opt->data_dir, "GLUE folder (one sub-folder per task, official TSV files); required");
   cmd->add_option("--init", opt->init_dir,
                   "model folder to start from (HF format: config.json + model.safetensors + tokenizer file); a "
-                  "pretraining model gets a new classifier head, which the fine-tuning trains")
-      ->required();
-  cmd->add_option("--config", opt->config_path, "YAML config (default: configs/glue/<TASK>.yaml)");
+                  "pretraining model gets a new classifier head, which the fine-tuning trains; required");
+  cmd->add_option("--config", opt->config_path,
+                  "complete YAML config replacing the task's settings (default: the GLUE task table's ALBERT "
+                  "settings over config.h's defaults; see --print-config)");
+  cmd->add_flag("--print-config", opt->print_config,
+                "print the task's effective settings (YAML, every key; --task all: each task) and exit");
   cmd->add_option("--set", opt->overrides, "override a config key, e.g. --set glue.lr=2e-5 (repeatable)");
   cmd->add_option("--run-dir", opt->run_dir, "output folder (default: runs/glue-<date>-<time>)");
   auto* overwrite =
@@ -35,6 +38,8 @@ void add_glue_command(CLI::App& app) {
       ->excludes(overwrite);
   cmd->add_option("--seeds", *seeds, "comma-separated seeds, e.g. 1,2,3 (default: training.seed)");
   cmd->callback([opt, seeds] {
+    if (!opt->print_config && opt->data_dir.empty()) throw CLI::RequiredError("--data-dir");
+    if (!opt->print_config && opt->init_dir.empty()) throw CLI::RequiredError("--init");
     std::stringstream ss(*seeds);
     std::string item;
     while (std::getline(ss, item, ',')) {

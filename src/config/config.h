@@ -293,6 +293,7 @@ struct GlueConfig {
   double classifier_dropout = 0.1;
   int64_t eval_interval = 0;   // 0 = once per epoch
   int64_t eval_batch_size = 64;
+  bool group_by_length = false;  // batches of similar length (windows of 50 batches sorted by length)
   template <class V> void visit(V& v) {
     v.field("task", task, "GLUE task name");
     v.field("lr", lr, "peak learning rate (AdamW)");
@@ -306,6 +307,8 @@ struct GlueConfig {
     v.field("classifier_dropout", classifier_dropout, "dropout before the classifier");
     v.field("eval_interval", eval_interval, "steps between dev evaluations (0 = once per epoch)");
     v.field("eval_batch_size", eval_batch_size, "evaluation batch size");
+    v.field("group_by_length", group_by_length,
+            "training batches of similar length: windows of 50 batches sorted by length (less padding)");
   }
 };
 

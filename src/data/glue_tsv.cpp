@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
 #include <string_view>
 
 #include "common/error.h"
@@ -15,31 +14,6 @@
 
 namespace tisa::data {
 namespace {
-
-// Shorthands for the table below.
-GlueSplitFormat labelled(const char* name, bool header, int columns, int a, int b, int label) {
-  GlueSplitFormat f;
-  f.name = name;
-  f.file = std::string(name) + ".tsv";
-  f.header = header;
-  f.columns = columns;
-  f.text_a = a;
-  f.text_b = b;
-  f.label = label;
-  return f;
-}
-GlueSplitFormat unlabelled(const char* name, int columns, int a, int b, const char* leaderboard) {
-  GlueSplitFormat f;
-  f.name = name;
-  f.file = std::string(name) + ".tsv";
-  f.header = true;
-  f.columns = columns;
-  f.text_a = a;
-  f.text_b = b;
-  f.index = 0;
-  f.leaderboard = leaderboard;
-  return f;
-}
 
 // Splits a TAB-separated list of column names.
 std::vector<std::string> names(const std::string& tab_separated) {
@@ -53,97 +27,138 @@ std::vector<std::string> names(const std::string& tab_separated) {
   }
 }
 
-// The official headers (GLUE's data as distributed by the benchmark and by Hugging Face).
-void set_headers(std::vector<GlueTask>& tasks) {
-  const std::string mnli10 =
-      "index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\t"
-      "sentence2_parse\tsentence1\tsentence2";
-  const std::string mrpc = "#1 ID\t#2 ID\t#1 String\t#2 String";
-  const std::string sts = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2";
-  const std::map<std::string, std::string> labelled = {
-      {"SST-2", "sentence\tlabel"},
-      {"MRPC", "Quality\t" + mrpc},
-      {"STS-B", sts + "\tscore"},
-      {"QQP", "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate"},
-      {"QNLI", "index\tquestion\tsentence\tlabel"},
-      {"RTE", "index\tsentence1\tsentence2\tlabel"},
-      {"WNLI", "index\tsentence1\tsentence2\tlabel"}};
-  const std::map<std::string, std::string> test = {
-      {"CoLA", "index\tsentence"},          {"SST-2", "index\tsentence"},
-      {"MRPC", "index\t" + mrpc},           {"STS-B", sts},
-      {"QQP", "id\tquestion1\tquestion2"}, {"MNLI", mnli10},
-      {"QNLI", "index\tquestion\tsentence"}, {"RTE", "index\tsentence1\tsentence2"},
-      {"WNLI", "index\tsentence1\tsentence2"}, {"AX", "index\tsentence1\tsentence2"}};
-  for (auto& t : tasks)
-    for (auto& f : t.splits) {
-      if (!f.header) continue;
-      if (f.label < 0) f.header_names = names(test.at(t.name));
-      else if (t.name == "MNLI")
-        f.header_names = names(mnli10 + (f.name == "train" ? "\tlabel1" : "\tlabel1\tlabel2\tlabel3\tlabel4\tlabel5") +
-                               "\tgold_label");
-      else f.header_names = names(labelled.at(t.name));
-      TISA_CHECK(static_cast<int>(f.header_names.size()) == f.columns, t.name + " " + f.name + ": header table");
-    }
+// Shorthands for the table below. `header`: the official header line (GLUE's data as
+// distributed by the benchmark and by Hugging Face), TAB-separated; "" = the file has none.
+GlueSplitFormat labelled(const char* name, const std::string& header, int columns, int a, int b, int label) {
+  GlueSplitFormat f;
+  f.name = name;
+  f.file = std::string(name) + ".tsv";
+  f.header = !header.empty();
+  if (f.header) f.header_names = names(header);
+  f.columns = columns;
+  f.text_a = a;
+  f.text_b = b;
+  f.label = label;
+  return f;
+}
+GlueSplitFormat unlabelled(const char* name, const std::string& header, int columns, int a, int b,
+                           const char* leaderboard) {
+  GlueSplitFormat f = labelled(name, header, columns, a, b, -1);
+  f.index = 0;
+  f.leaderboard = leaderboard;
+  return f;
+}
+
+// One row of the table: name (= folder), labels (empty: regression), transformers' metric name,
+// splits, reported metrics and the main one, ALBERT's defaults. Other fields are set after it.
+GlueTask row(const char* name, std::vector<std::string> labels, const char* metric_task,
+             std::vector<GlueSplitFormat> splits, std::vector<GlueMetric> metrics, GlueMetric main,
+             GlueHyperParameters defaults) {
+  GlueTask t;
+  t.name = t.dir = name;
+  t.regression = labels.empty();
+  t.labels = std::move(labels);
+  t.metric_task = metric_task;
+  t.splits = std::move(splits);
+  t.metrics = std::move(metrics);
+  t.main = main;
+  t.defaults = defaults;
+  return t;
+}
+
+// The table's own rules: metrics fit the kind of task, the main one is reported; its key is derived.
+void check_metrics_and_set_main_key(GlueTask& t) {
+  TISA_CHECK(!t.metrics.empty(), t.name + ": no metrics in the task table");
+  for (GlueMetric m : t.metrics) {
+    TISA_CHECK(glue_metric_on_scores(m) == t.regression, t.name + ": metric " + glue_metric_key(m) +
+                                                             (t.regression ? " needs class ids" : " needs scores"));
+    const bool binary = m == GlueMetric::kF1 || m == GlueMetric::kAccAndF1;
+    TISA_CHECK(!binary || t.labels.size() == 2, t.name + ": binary F1 needs two classes");
+  }
+  TISA_CHECK(std::find(t.metrics.begin(), t.metrics.end(), t.main) != t.metrics.end(),
+             t.name + ": the main metric is not among the task's metrics");
+  if (t.trainable()) t.main_metric = t.metric_key(t.main, t.metric_task);
 }
 
 std::vector<GlueTask> make_tasks() {
+  using M = GlueMetric;
   const std::vector<std::string> binary{"0", "1"};
   const std::vector<std::string> nli3{"contradiction", "entailment", "neutral"};
   const std::vector<std::string> nli2{"entailment", "not_entailment"};
-  // Main metrics: metrics::glue_compute_metrics key names (transformers 4.30). Defaults: ALBERT
-  // run_glue.sh (google-research/albert @557c37b6) lr, batch size, steps, warmup; WNLI: the
-  // ALBERT paper's Table 14.
+  // Metrics: transformers 4.30's glue_compute_metrics; AX (not in transformers): the GLUE
+  // diagnostic's Matthews correlation. Defaults: ALBERT run_glue.sh (google-research/albert
+  // @557c37b6) lr, batch size, steps, warmup; WNLI: the ALBERT paper's Table 14.
   std::vector<GlueTask> t;
   // CoLA train/dev: source, label, original label, sentence — no header.
-  t.push_back({"CoLA", "CoLA", binary, false, "cola",
-               {labelled("train", false, 4, 3, -1, 1), labelled("dev", false, 4, 3, -1, 1),
-                unlabelled("test", 2, 1, -1, "CoLA.tsv")},
-               "mcc", {1e-5, 16, 5336, 320}, ""});
-  t.push_back({"SST-2", "SST-2", binary, false, "sst-2",
-               {labelled("train", true, 2, 0, -1, 1), labelled("dev", true, 2, 0, -1, 1),
-                unlabelled("test", 2, 1, -1, "SST-2.tsv")},
-               "acc", {1e-5, 32, 20935, 1256}, ""});
+  t.push_back(row("CoLA", binary, "cola",
+                  {labelled("train", "", 4, 3, -1, 1), labelled("dev", "", 4, 3, -1, 1),
+                   unlabelled("test", "index\tsentence", 2, 1, -1, "CoLA.tsv")},
+                  {M::kMcc}, M::kMcc, {1e-5, 16, 5336, 320}));
+  const std::string sst2 = "sentence\tlabel";
+  t.push_back(row("SST-2", binary, "sst-2",
+                  {labelled("train", sst2, 2, 0, -1, 1), labelled("dev", sst2, 2, 0, -1, 1),
+                   unlabelled("test", "index\tsentence", 2, 1, -1, "SST-2.tsv")},
+                  {M::kAccuracy}, M::kAccuracy, {1e-5, 32, 20935, 1256}));
   // MRPC: Quality, #1 ID, #2 ID, #1 String, #2 String (train/dev start with a BOM).
-  t.push_back({"MRPC", "MRPC", binary, false, "mrpc",
-               {labelled("train", true, 5, 3, 4, 0), labelled("dev", true, 5, 3, 4, 0),
-                unlabelled("test", 5, 3, 4, "MRPC.tsv")},
-               "acc_and_f1", {2e-5, 32, 800, 200}, ""});
+  const std::string mrpc = "#1 ID\t#2 ID\t#1 String\t#2 String";
+  t.push_back(row("MRPC", binary, "mrpc",
+                  {labelled("train", "Quality\t" + mrpc, 5, 3, 4, 0), labelled("dev", "Quality\t" + mrpc, 5, 3, 4, 0),
+                   unlabelled("test", "index\t" + mrpc, 5, 3, 4, "MRPC.tsv")},
+                  {M::kAccuracy, M::kF1, M::kAccAndF1}, M::kAccAndF1, {2e-5, 32, 800, 200}));
   // STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score.
-  t.push_back({"STS-B", "STS-B", {}, true, "sts-b",
-               {labelled("train", true, 10, 7, 8, 9), labelled("dev", true, 10, 7, 8, 9),
-                unlabelled("test", 9, 7, 8, "STS-B.tsv")},
-               "corr", {2e-5, 16, 3598, 214}, ""});
-  // QQP: id qid1 qid2 question1 question2 is_duplicate; test: id question1 question2.
-  t.push_back({"QQP", "QQP", binary, false, "qqp",
-               {labelled("train", true, 6, 3, 4, 5), labelled("dev", true, 6, 3, 4, 5),
-                unlabelled("test", 3, 1, 2, "QQP.tsv")},
-               "acc_and_f1", {5e-5, 128, 14000, 1000}, ""});
+  const std::string sts = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2";
+  t.push_back(row("STS-B", {}, "sts-b",
+                  {labelled("train", sts + "\tscore", 10, 7, 8, 9), labelled("dev", sts + "\tscore", 10, 7, 8, 9),
+                   unlabelled("test", sts, 9, 7, 8, "STS-B.tsv")},
+                  {M::kPearson, M::kSpearman, M::kCorr}, M::kCorr, {2e-5, 16, 3598, 214}));
+  // QQP: id qid1 qid2 question1 question2 is_duplicate; test: id question1 question2. Its
+  // train/dev files have a few short rows, skipped as transformers' QqpProcessor does.
+  const std::string qqp = "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate";
+  t.push_back(row("QQP", binary, "qqp",
+                  {labelled("train", qqp, 6, 3, 4, 5), labelled("dev", qqp, 6, 3, 4, 5),
+                   unlabelled("test", "id\tquestion1\tquestion2", 3, 1, 2, "QQP.tsv")},
+                  {M::kAccuracy, M::kF1, M::kAccAndF1}, M::kAccAndF1, {5e-5, 128, 14000, 1000}));
+  t.back().skip_short_rows = true;
   // MNLI: index promptID pairID genre s1_binary_parse s2_binary_parse s1_parse s2_parse sentence1
   // sentence2 label1 [label2..label5 in dev] gold_label; test has the first 10 columns. The
   // mismatched dev set has its own metric names ("mnli-mm/acc") so that both stay apart.
-  GlueSplitFormat dev_mm = labelled("dev_mismatched", true, 16, 8, 9, 15);
-  GlueSplitFormat test_mm = unlabelled("test_mismatched", 10, 8, 9, "MNLI-mm.tsv");
+  const std::string mnli = "index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\t"
+                           "sentence1_parse\tsentence2_parse\tsentence1\tsentence2";
+  const std::string mnli_dev = mnli + "\tlabel1\tlabel2\tlabel3\tlabel4\tlabel5\tgold_label";
+  GlueSplitFormat dev_mm = labelled("dev_mismatched", mnli_dev, 16, 8, 9, 15);
+  GlueSplitFormat test_mm = unlabelled("test_mismatched", mnli, 10, 8, 9, "MNLI-mm.tsv");
   dev_mm.metric_task = test_mm.metric_task = "mnli-mm";
-  t.push_back({"MNLI", "MNLI", nli3, false, "mnli",
-               {labelled("train", true, 12, 8, 9, 11), labelled("dev_matched", true, 16, 8, 9, 15), dev_mm,
-                unlabelled("test_matched", 10, 8, 9, "MNLI-m.tsv"),
-                test_mm},
-               "mnli/acc", {3e-5, 128, 10000, 1000}, ""});
-  t.push_back({"QNLI", "QNLI", nli2, false, "qnli",
-               {labelled("train", true, 4, 1, 2, 3), labelled("dev", true, 4, 1, 2, 3),
-                unlabelled("test", 3, 1, 2, "QNLI.tsv")},
-               "acc", {1e-5, 32, 33112, 1986}, ""});
-  t.push_back({"RTE", "RTE", nli2, false, "rte",
-               {labelled("train", true, 4, 1, 2, 3), labelled("dev", true, 4, 1, 2, 3),
-                unlabelled("test", 3, 1, 2, "RTE.tsv")},
-               "acc", {3e-5, 32, 800, 200}, ""});
-  t.push_back({"WNLI", "WNLI", binary, false, "wnli",
-               {labelled("train", true, 4, 1, 2, 3), labelled("dev", true, 4, 1, 2, 3),
-                unlabelled("test", 3, 1, 2, "WNLI.tsv")},
-               "acc", {2e-5, 16, 2000, 250}, ""});
-  // AX: the diagnostic set (index sentence1 sentence2), predicted with the MNLI model's labels.
-  t.push_back({"AX", "diagnostic", nli3, false, "ax", {unlabelled("diagnostic", 3, 1, 2, "AX.tsv")}, "", {}, "MNLI"});
-  set_headers(t);
+  t.push_back(row("MNLI", nli3, "mnli",
+                  {labelled("train", mnli + "\tlabel1\tgold_label", 12, 8, 9, 11),
+                   labelled("dev_matched", mnli_dev, 16, 8, 9, 15), dev_mm,
+                   unlabelled("test_matched", mnli, 10, 8, 9, "MNLI-m.tsv"), test_mm},
+                  {M::kAccuracy}, M::kAccuracy, {3e-5, 128, 10000, 1000}));
+  t.back().prefixed_metric_keys = true;
+  const std::string qnli = "index\tquestion\tsentence";
+  t.push_back(row("QNLI", nli2, "qnli",
+                  {labelled("train", qnli + "\tlabel", 4, 1, 2, 3), labelled("dev", qnli + "\tlabel", 4, 1, 2, 3),
+                   unlabelled("test", qnli, 3, 1, 2, "QNLI.tsv")},
+                  {M::kAccuracy}, M::kAccuracy, {1e-5, 32, 33112, 1986}));
+  const std::string pair = "index\tsentence1\tsentence2";  // RTE, WNLI, AX
+  t.push_back(row("RTE", nli2, "rte",
+                  {labelled("train", pair + "\tlabel", 4, 1, 2, 3), labelled("dev", pair + "\tlabel", 4, 1, 2, 3),
+                   unlabelled("test", pair, 3, 1, 2, "RTE.tsv")},
+                  {M::kAccuracy}, M::kAccuracy, {3e-5, 32, 800, 200}));
+  t.push_back(row("WNLI", binary, "wnli",
+                  {labelled("train", pair + "\tlabel", 4, 1, 2, 3), labelled("dev", pair + "\tlabel", 4, 1, 2, 3),
+                   unlabelled("test", pair, 3, 1, 2, "WNLI.tsv")},
+                  {M::kAccuracy}, M::kAccuracy, {2e-5, 16, 2000, 250}));
+  // AX: the diagnostic set (index sentence1 sentence2) in its own folder, test only, predicted
+  // with the MNLI model's labels.
+  t.push_back(row("AX", nli3, "ax", {unlabelled("diagnostic", pair, 3, 1, 2, "AX.tsv")}, {M::kMcc}, M::kMcc, {}));
+  t.back().dir = "diagnostic";
+  t.back().predicted_by = "MNLI";
+  for (auto& task : t) {
+    check_metrics_and_set_main_key(task);
+    for (const auto& f : task.splits)  // a header names every column
+      TISA_CHECK(!f.header || static_cast<int>(f.header_names.size()) == f.columns,
+                 task.name + " " + f.name + ": header table");
+  }
   return t;
 }
 
@@ -246,8 +261,22 @@ const GlueTask* find_glue_task_or_null(const std::string& name) {
   const std::string key = squash(name);
   for (const auto& t : glue_tasks())
     if (squash(t.name) == key) return &t;
-  if (key == "diagnostic") return &glue_tasks().back();
+  for (const auto& t : glue_tasks())  // the folder name ("diagnostic" for AX)
+    if (squash(t.dir) == key) return &t;
   return nullptr;
+}
+
+const GlueTask& find_glue_task_by_metric_name(const std::string& name, std::string* metric_task) {
+  const std::string key = squash(name);
+  for (const auto& t : glue_tasks())
+    for (const auto& f : t.splits)
+      if (!f.metric_task.empty() && squash(f.metric_task) == key) {
+        *metric_task = f.metric_task;
+        return t;
+      }
+  const GlueTask& t = find_glue_task(name);
+  *metric_task = t.metric_task;
+  return t;
 }
 
 const GlueTask& find_glue_task(const std::string& name) {
@@ -255,10 +284,35 @@ const GlueTask& find_glue_task(const std::string& name) {
   throw Error("unknown GLUE task '" + name + "' (expected one of: " + task_list() + ")");
 }
 
+const std::string& GlueTask::split_metric_task(const GlueSplitFormat& f) const {
+  return f.metric_task.empty() ? metric_task : f.metric_task;
+}
+
+std::string GlueTask::metric_key(GlueMetric metric, const std::string& metric_task_name) const {
+  return (prefixed_metric_keys ? metric_task_name + "/" : std::string()) + glue_metric_key(metric);
+}
+
+const char* glue_metric_key(GlueMetric metric) {
+  switch (metric) {
+    case GlueMetric::kAccuracy: return "acc";
+    case GlueMetric::kF1: return "f1";
+    case GlueMetric::kAccAndF1: return "acc_and_f1";
+    case GlueMetric::kMcc: return "mcc";
+    case GlueMetric::kPearson: return "pearson";
+    case GlueMetric::kSpearman: return "spearmanr";
+    case GlueMetric::kCorr: return "corr";
+  }
+  throw Error("unknown GlueMetric " + std::to_string(static_cast<int>(metric)));
+}
+
+bool glue_metric_on_scores(GlueMetric metric) {
+  return metric == GlueMetric::kPearson || metric == GlueMetric::kSpearman || metric == GlueMetric::kCorr;
+}
+
 const GlueSplitFormat& GlueTask::split(const std::string& split_name) const {
   for (const auto& s : splits)
     if (s.name == split_name) return s;
-  if (name == "AX" && split_name == "test") return splits.front();
+  if (!trainable() && splits.size() == 1 && split_name == "test") return splits.front();  // AX
   std::string known;
   for (const auto& s : splits) known += (known.empty() ? "" : ", ") + s.name;
   throw Error("GLUE task " + name + " has no split '" + split_name + "' (expected one of: " + known + ")");
@@ -295,7 +349,7 @@ GlueSplitData read_glue_tsv(const GlueTask& task, const std::string& split, cons
   out.split = f.name;
   out.path = path;
   if (f.label >= 0 && !task.regression) out.stats.label_counts.assign(task.labels.size(), 0);
-  const bool qqp_short_rows_skipped = task.name == "QQP" && f.label >= 0;
+  const bool short_rows_skipped = task.skip_short_rows && f.label >= 0;
   const std::string what = task.name + " " + f.name;
 
   std::string text = fs::read_utf8_text_file(path);
@@ -326,7 +380,7 @@ GlueSplitData read_glue_tsv(const GlueTask& task, const std::string& split, cons
       continue;
     }
     if (n != f.columns) {
-      if (qqp_short_rows_skipped && n < f.columns) {
+      if (short_rows_skipped && n < f.columns) {
         ++out.stats.skipped_short_rows;
         if (out.stats.skipped_lines.size() < 100) out.stats.skipped_lines.push_back(line_no);
         continue;

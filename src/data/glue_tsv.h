@@ -1,10 +1,10 @@
 // Official GLUE TSV files (SPEC §8) → examples, and GLUE leaderboard files back. Torch-free.
 //
 // The GLUE task table (glue_tasks()) is the one place that describes a task: folder, files,
-// columns, label set, metric names, the metric that picks the best checkpoint, ALBERT's default
-// fine-tuning hyper-parameters, and which task's model predicts a test-only set (AX by MNLI).
-// The trainer side (glue/glue_tasks.h), `prepare glue`, the built-in defaults of `tisa-train
-// glue` and the evaluation all read it.
+// columns, label set, the metrics it reports and the one that picks the best checkpoint, ALBERT's
+// default fine-tuning hyper-parameters, and which task's model predicts a test-only set (AX by
+// MNLI). The trainer side (glue/glue_tasks.h), `prepare glue`, the defaults of `tisa-train glue`,
+// the metrics (metrics/glue_metrics.h) and the report all read it: adding a task is one row.
 //
 // Per task and split it fixes the file name, whether it has a header
 // (and its column names, checked: a file without its header would otherwise lose its first row),
@@ -43,8 +43,24 @@ struct GlueSplitFormat {
   std::string metric_task;  // metrics name of this split when it differs from the task's ("mnli-mm")
 };
 
-// ALBERT's fine-tuning settings of a task (run_glue.sh; WNLI: the ALBERT paper's Table 14), the
-// numbers of configs/glue/<TASK>.yaml (a test checks that the files agree).
+// A metric a task reports, under transformers' glue_compute_metrics (4.30) key names. The first
+// four compare class ids, the last three scores (regression).
+enum class GlueMetric {
+  kAccuracy,  // "acc"
+  kF1,        // "f1": binary F1 of class 1
+  kAccAndF1,  // "acc_and_f1": (acc + f1) / 2
+  kMcc,       // "mcc": Matthews correlation
+  kPearson,   // "pearson"
+  kSpearman,  // "spearmanr"
+  kCorr,      // "corr": (pearson + spearmanr) / 2
+};
+// The key name ("acc", "spearmanr", ...).
+const char* glue_metric_key(GlueMetric metric);
+// True for kPearson, kSpearman and kCorr (they read scores, the others class ids).
+bool glue_metric_on_scores(GlueMetric metric);
+
+// ALBERT's fine-tuning settings of a task (run_glue.sh; WNLI: the ALBERT paper's Table 14): the
+// task's layer of `tisa-train glue`'s settings (config.h defaults < these < --config < --set).
 struct GlueHyperParameters {
   double lr = 0;
   int64_t batch_size = 0;
@@ -57,9 +73,13 @@ struct GlueTask {
   std::string dir;                  // folder under the GLUE data root ("diagnostic" for AX)
   std::vector<std::string> labels;  // class names in index order; empty for regression (STS-B)
   bool regression = false;
-  std::string metric_task;          // name for tisa::metrics::glue_compute_metrics ("cola", ...)
+  bool skip_short_rows = false;     // train/dev rows with too few columns are skipped (QQP)
+  std::string metric_task;          // transformers' task name for metrics ("cola", "sts-b", ...)
   std::vector<GlueSplitFormat> splits;
-  std::string main_metric;          // metric key that picks the best checkpoint ("" when not trained)
+  std::vector<GlueMetric> metrics;  // what evaluation reports, in this order
+  GlueMetric main = GlueMetric::kAccuracy;  // the one that picks the best checkpoint
+  bool prefixed_metric_keys = false;  // keys read "<metric_task>/acc" (MNLI: "mnli/acc", "mnli-mm/acc")
+  std::string main_metric;          // key of `main` ("mnli/acc"); "" when not trained (AX)
   GlueHyperParameters defaults;     // zero when not trained (AX)
   std::string predicted_by;         // a test-only task predicted by this task's model ("MNLI" for AX)
   int64_t num_labels() const { return regression ? 1 : static_cast<int64_t>(labels.size()); }
@@ -68,17 +88,28 @@ struct GlueTask {
   // The first labelled split other than train, the one that must exist to fine-tune ("dev",
   // MNLI's "dev_matched"). Throws for a task without one.
   const GlueSplitFormat& main_dev_split() const;
-  // The split's format; accepts "test" for AX's "diagnostic". Throws listing the task's splits.
+  // The split's format; a test-only task (AX) accepts "test" for its one split ("diagnostic").
+  // Throws listing the task's splits.
   const GlueSplitFormat& split(const std::string& name) const;
+  // The metrics name of a split: its own metric_task, else the task's ("mnli-mm" for MNLI's
+  // dev_mismatched, "mnli" for dev_matched).
+  const std::string& split_metric_task(const GlueSplitFormat& split) const;
+  // Metric key under a metrics name: "acc", or "mnli-mm/acc" with prefixed_metric_keys.
+  std::string metric_key(GlueMetric metric, const std::string& metric_task_name) const;
 };
 
 // All tasks: CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE, WNLI, AX.
 const std::vector<GlueTask>& glue_tasks();
 // Case-insensitive, ignoring everything but letters and digits ("sst2", "STS-B", "sts_b",
-// "mnli"); throws listing the tasks. The one name rule of the project (glue/glue_tasks.h too).
+// "mnli"); a task's folder name works too ("diagnostic" for AX); throws listing the tasks. The one
+// name rule of the project (glue/glue_tasks.h and metrics/glue_metrics.h too).
 const GlueTask& find_glue_task(const std::string& name);
 // nullptr when unknown.
 const GlueTask* find_glue_task_or_null(const std::string& name);
+// The task whose metrics name (GlueTask::metric_task, or a split's: "mnli-mm") or task name is
+// `name`, under the same name rule; sets *metric_task to that metrics name ("MNLI-mm" → MNLI,
+// "mnli-mm"; "SST2" → SST-2, "sst-2"). Throws listing the tasks for an unknown name.
+const GlueTask& find_glue_task_by_metric_name(const std::string& name, std::string* metric_task);
 // The test-only tasks whose sets `task`'s model predicts (for MNLI: AX).
 std::vector<const GlueTask*> glue_tasks_predicted_by(const std::string& task);
 

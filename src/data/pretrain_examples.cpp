@@ -108,6 +108,39 @@ PretrainExample ExampleBuilder::build(int64_t epoch, int64_t index) const {
   return build(*plan(epoch), index);
 }
 
+// Two segments of a chunk and which of their tokens start a word; [lo, hi) is what is left of
+// each after truncation.
+struct ExampleBuilder::SegmentPair {
+  std::vector<int32_t> a, b;
+  std::vector<uint8_t> a_start, b_start;
+  size_t a_lo = 0, a_hi = 0, b_lo = 0, b_hi = 0;
+};
+
+// A whole word of the assembled example: positions [begin, end) and its segment.
+struct ExampleBuilder::Word {
+  int32_t begin, end, segment;
+};
+
+namespace {
+
+// The n-gram length to try first: p(n) ∝ 1/n for n = 1..max_ngram.
+int64_t draw_ngram_length(CounterRng& rng, int64_t max_ngram) {
+  double weight_total = 0;
+  for (int64_t n = 1; n <= max_ngram; ++n) weight_total += 1.0 / static_cast<double>(n);
+  double u = rng.uniform() * weight_total;
+  int64_t n = 1;
+  for (; n < max_ngram; ++n) {
+    u -= 1.0 / static_cast<double>(n);
+    if (u < 0) break;
+  }
+  return n;
+}
+
+}  // namespace
+
+// Builds one example (rules in the header; SPEC §5). Every random choice comes from one counter
+// generator keyed by (seed, epoch, chunk id), so an example does not depend on which worker
+// builds it or on which examples were built before; the steps below draw from it in this order.
 PretrainExample ExampleBuilder::build(const EpochPlan& plan, int64_t index) const {
   if (index < 0 || index >= plan.size())
     throw Error("pretraining data: example " + std::to_string(index) + " outside epoch " +
@@ -115,47 +148,61 @@ PretrainExample ExampleBuilder::build(const EpochPlan& plan, int64_t index) cons
   const Chunk& c = plan.chunks[static_cast<size_t>(index)];
   CounterRng rng({options_.seed, static_cast<uint64_t>(RngStream::kExample),
                   static_cast<uint64_t>(epoch_key(plan.epoch)), static_cast<uint64_t>(c.id)});
-  const Span<int64_t> sents = split_->sentence_offsets();
+  SegmentPair pair = split_chunk(c, rng);
+  PretrainExample ex;
+  if (rng.bernoulli(0.5)) {  // sentence-order prediction: label 1 = swapped
+    std::swap(pair.a, pair.b);
+    std::swap(pair.a_start, pair.b_start);
+    ex.sop_label = 1;
+  }
+  truncate_pair(pair, rng);
+  const std::vector<int8_t> starts = assemble(pair, ex);
+  mask_ngrams(whole_words(ex, starts), rng, ex);
+  return ex;
+}
 
-  // --- A and B
-  std::vector<int32_t> a, b;
-  std::vector<uint8_t> a_start, b_start;
+// A and B: a chunk of several sentences is cut at a random sentence boundary; a one-sentence
+// chunk at a random word start inside it (any token boundary when it is one word).
+ExampleBuilder::SegmentPair ExampleBuilder::split_chunk(const Chunk& c, CounterRng& rng) const {
+  const Span<int64_t> sents = split_->sentence_offsets();
+  SegmentPair p;
   const int64_t n_sent = c.end_sentence - c.first_sentence;
   if (n_sent >= 2) {
     const int64_t a_end = c.first_sentence + rng.randint(1, n_sent - 1);
-    split_->append_tokens(sents[c.first_sentence], sents[a_end], a, &a_start);
-    split_->append_tokens(sents[a_end], sents[c.end_sentence], b, &b_start);
-  } else {
-    const int64_t begin = sents[c.first_sentence], end = sents[c.end_sentence];
-    std::vector<int64_t> cuts;  // word starts strictly inside the sentence
-    for (int64_t t = begin + 1; t < end; ++t)
-      if (split_->word_start(t)) cuts.push_back(t);
-    const int64_t cut = cuts.empty() ? rng.randint(begin + 1, end - 1)
-                                     : cuts[static_cast<size_t>(rng.below(cuts.size()))];
-    split_->append_tokens(begin, cut, a, &a_start);
-    split_->append_tokens(cut, end, b, &b_start);
+    split_->append_tokens(sents[c.first_sentence], sents[a_end], p.a, &p.a_start);
+    split_->append_tokens(sents[a_end], sents[c.end_sentence], p.b, &p.b_start);
+    return p;
   }
-  PretrainExample ex;
-  if (rng.bernoulli(0.5)) {
-    std::swap(a, b);
-    std::swap(a_start, b_start);
-    ex.sop_label = 1;
-  }
+  const int64_t begin = sents[c.first_sentence], end = sents[c.end_sentence];
+  std::vector<int64_t> cuts;  // word starts strictly inside the sentence
+  for (int64_t t = begin + 1; t < end; ++t)
+    if (split_->word_start(t)) cuts.push_back(t);
+  const int64_t cut = cuts.empty() ? rng.randint(begin + 1, end - 1) : cuts[static_cast<size_t>(rng.below(cuts.size()))];
+  split_->append_tokens(begin, cut, p.a, &p.a_start);
+  split_->append_tokens(cut, end, p.b, &p.b_start);
+  return p;
+}
 
-  // --- truncate_seq_pair: both sides keep ≥ 1 token (each starts with ≥ 1, and the longer one
-  // is cut, so neither reaches 0 while the total exceeds max_tokens ≥ 2).
+// truncate_seq_pair to max_seq_length - 3 tokens (room for [CLS] [SEP] [SEP]), one token at a
+// time from a random end of the longer side. Both sides keep ≥ 1 token (each starts with ≥ 1, and
+// the longer one is cut, so neither reaches 0 while the total exceeds max_tokens ≥ 2).
+void ExampleBuilder::truncate_pair(SegmentPair& p, CounterRng& rng) const {
   const size_t max_tokens = static_cast<size_t>(options_.max_seq_length - 3);
-  size_t a_lo = 0, a_hi = a.size(), b_lo = 0, b_hi = b.size();
-  while ((a_hi - a_lo) + (b_hi - b_lo) > max_tokens) {
-    const bool cut_a = (a_hi - a_lo) > (b_hi - b_lo);
-    size_t& lo = cut_a ? a_lo : b_lo;
-    size_t& hi = cut_a ? a_hi : b_hi;
+  p.a_hi = p.a.size(), p.b_hi = p.b.size();
+  while ((p.a_hi - p.a_lo) + (p.b_hi - p.b_lo) > max_tokens) {
+    const bool cut_a = (p.a_hi - p.a_lo) > (p.b_hi - p.b_lo);
+    size_t& lo = cut_a ? p.a_lo : p.b_lo;
+    size_t& hi = cut_a ? p.a_hi : p.b_hi;
     if (rng.bernoulli(0.5)) ++lo;
     else --hi;
   }
+}
 
-  // --- [CLS] A [SEP] B [SEP]; word_start per position (-1 = special, never a candidate)
-  const size_t len = (a_hi - a_lo) + (b_hi - b_lo) + 3;
+// [CLS] A [SEP] B [SEP] into ex.input_ids / token_type_ids. Returns per position whether it
+// starts a word (1), continues one (0) or is a special (-1, never a masking candidate). The first
+// token of a truncated side starts a word even if it did not in the text.
+std::vector<int8_t> ExampleBuilder::assemble(const SegmentPair& p, PretrainExample& ex) const {
+  const size_t len = (p.a_hi - p.a_lo) + (p.b_hi - p.b_lo) + 3;
   ex.input_ids.reserve(len);
   ex.token_type_ids.reserve(len);
   std::vector<int8_t> starts;
@@ -166,41 +213,45 @@ PretrainExample ExampleBuilder::build(const EpochPlan& plan, int64_t index) cons
     starts.push_back(start);
   };
   push(special_.cls, 0, -1);
-  for (size_t i = a_lo; i < a_hi; ++i) push(a[i], 0, i == a_lo ? 1 : static_cast<int8_t>(a_start[i]));
+  for (size_t i = p.a_lo; i < p.a_hi; ++i) push(p.a[i], 0, i == p.a_lo ? 1 : static_cast<int8_t>(p.a_start[i]));
   push(special_.sep, 0, -1);
-  for (size_t i = b_lo; i < b_hi; ++i) push(b[i], 1, i == b_lo ? 1 : static_cast<int8_t>(b_start[i]));
+  for (size_t i = p.b_lo; i < p.b_hi; ++i) push(p.b[i], 1, i == p.b_lo ? 1 : static_cast<int8_t>(p.b_start[i]));
   push(special_.sep, 1, -1);
+  return starts;
+}
 
-  // --- whole words: [begin, end) position ranges, with the segment of each
-  struct Word {
-    int32_t begin, end, segment;
-  };
+// Whole words as position ranges: a word continues while its tokens do not start a word, stay
+// adjacent and in one segment. Specials (also special ids inside the text) belong to none.
+std::vector<ExampleBuilder::Word> ExampleBuilder::whole_words(const PretrainExample& ex,
+                                                              const std::vector<int8_t>& starts) const {
   std::vector<Word> words;
-  for (size_t i = 0; i < len; ++i) {
-    const int32_t id = ex.input_ids[i];
-    if (starts[i] < 0 || is_special(id)) continue;
+  for (size_t i = 0; i < ex.input_ids.size(); ++i) {
+    if (starts[i] < 0 || is_special(ex.input_ids[i])) continue;
     const bool continues = !words.empty() && starts[i] == 0 && words.back().end == static_cast<int32_t>(i) &&
                            words.back().segment == ex.token_type_ids[i];
     if (continues) ++words.back().end;
     else words.push_back(Word{static_cast<int32_t>(i), static_cast<int32_t>(i) + 1, ex.token_type_ids[i]});
   }
+  return words;
+}
 
-  // --- n-gram masking. n is drawn first (p(n) ∝ 1/n), then the first word start in the
-  // shuffled order where an n-gram of n whole words fits (same segment, nothing covered, within
-  // the budget) takes it. Drawing n before the start keeps the chosen lengths at 6/11, 3/11,
-  // 2/11; ALBERT draws per start and skips overlapping draws, which favours short n-grams. When
-  // no start fits n, n is shortened (near the end of the budget or of the text).
+// n-gram masking. n is drawn first (p(n) ∝ 1/n), then the first word start in the shuffled order
+// where an n-gram of n whole words fits (same segment, nothing covered, within the budget) takes
+// it. Drawing n before the start keeps the chosen lengths at 6/11, 3/11, 2/11; ALBERT draws per
+// start and skips overlapping draws, which favours short n-grams. When no start fits n, n is
+// shortened (near the end of the budget or of the text). Each masked token becomes [MASK] (80 %),
+// a random normal id (10 %) or stays (10 %); the labels are the original ids, by position.
+void ExampleBuilder::mask_ngrams(const std::vector<Word>& words, CounterRng& rng, PretrainExample& ex) const {
+  const size_t len = ex.input_ids.size();
   const int64_t budget = std::min<int64_t>(
       options_.max_predictions_per_seq,
       std::max<int64_t>(1, static_cast<int64_t>(std::nearbyint(options_.masked_lm_prob * static_cast<double>(len)))));
-  std::vector<int32_t> order(words.size());
+  std::vector<int32_t> order(words.size());  // candidate starts, shuffled
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
   std::vector<uint8_t> word_used(words.size(), 0);
   std::vector<std::pair<int32_t, int32_t>> masked;  // (position, original id)
-  const int64_t max_ngram = options_.max_ngram;
-  double weight_total = 0;
-  for (int64_t n = 1; n <= max_ngram; ++n) weight_total += 1.0 / static_cast<double>(n);
+  // Does an n-gram of whole words starting at word w fit in `room` tokens?
   auto fits = [&](int32_t w, int64_t n, int64_t room) {
     if (w + n > static_cast<int64_t>(words.size())) return false;
     for (int64_t k = 0; k < n; ++k) {
@@ -210,12 +261,7 @@ PretrainExample ExampleBuilder::build(const EpochPlan& plan, int64_t index) cons
     return words[w + n - 1].end - words[w].begin <= room;
   };
   while (static_cast<int64_t>(masked.size()) < budget && !order.empty()) {
-    double u = rng.uniform() * weight_total;
-    int64_t n = 1;
-    for (; n < max_ngram; ++n) {
-      u -= 1.0 / static_cast<double>(n);
-      if (u < 0) break;
-    }
+    int64_t n = draw_ngram_length(rng, options_.max_ngram);
     const int64_t room = budget - static_cast<int64_t>(masked.size());
     int32_t chosen = -1;
     for (; n >= 1 && chosen < 0; --n) {
@@ -249,7 +295,6 @@ PretrainExample ExampleBuilder::build(const EpochPlan& plan, int64_t index) cons
     ex.masked_positions.push_back(p);
     ex.masked_labels.push_back(id);
   }
-  return ex;
 }
 
 }  // namespace tisa::data

@@ -118,6 +118,14 @@ class ExampleBuilder {
   int64_t epoch_key(int64_t epoch) const;
   std::shared_ptr<const EpochPlan> make_plan(int64_t epoch) const;
   int32_t random_normal_id(CounterRng& rng) const;
+  // The steps of build(), in the order they draw from the example's generator (pretrain_examples.cpp).
+  struct SegmentPair;
+  struct Word;
+  SegmentPair split_chunk(const Chunk& chunk, CounterRng& rng) const;
+  void truncate_pair(SegmentPair& pair, CounterRng& rng) const;
+  std::vector<int8_t> assemble(const SegmentPair& pair, PretrainExample& ex) const;
+  std::vector<Word> whole_words(const PretrainExample& ex, const std::vector<int8_t>& starts) const;
+  void mask_ngrams(const std::vector<Word>& words, CounterRng& rng, PretrainExample& ex) const;
 };
 
 }  // namespace tisa::data

@@ -223,7 +223,15 @@ void set_up(Finetune& f) {
   f.eval_every = gc.eval_interval > 0 ? gc.eval_interval : f.steps_per_epoch;
   f.log_every = std::max<int64_t>(1, f.tc.log_interval);
   f.accumulation = f.tc.accumulation;
-  f.sampler = std::make_unique<GlueSampler>(f.train.size(), static_cast<uint64_t>(f.req.seed) * 0x9E3779B97F4A7C15ULL + 17);
+  const uint64_t sampler_seed = static_cast<uint64_t>(f.req.seed) * 0x9E3779B97F4A7C15ULL + 17;
+  if (gc.group_by_length) {
+    std::vector<int64_t> lengths(f.train.size());
+    for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = f.train.length(i);
+    f.sampler = std::make_unique<GlueSampler>(f.train.size(), sampler_seed, std::move(lengths),
+                                              static_cast<size_t>(50 * gc.batch_size));
+  } else {
+    f.sampler = std::make_unique<GlueSampler>(f.train.size(), sampler_seed);
+  }
   f.best_dir = (stdfs::path(f.req.run_dir) / "best").string();
   if (f.dist.is_main()) config::write_resolved_config(f.req.config, (stdfs::path(f.req.run_dir) / "config.yaml").string());
   if (f.req.resume) resume(f);

@@ -45,14 +45,15 @@ std::map<std::string, double> split_metrics(const GlueTaskInfo& task, const std:
 void write_prediction_file(const std::string& path, const GlueTaskInfo& task, const data::GlueEncodedSplit& split,
                            const std::vector<double>& predictions) {
   TISA_CHECK(predictions.size() == split.size(), "prediction count differs from the split size");
-  // The diagnostic set is written as AX (MNLI's labels); any other split (test files, or a TSV
-  // given to `predict`) in the format of the task's (first) test split.
-  if (split.split == "diagnostic") {
-    data::write_leaderboard_file("AX", "diagnostic", split.indices, predictions, path);
-  } else {
-    TISA_CHECK(!task.test_splits.empty(), "task without a test split");
-    data::write_leaderboard_file(task.name, task.test_splits.front().split, split.indices, predictions, path);
-  }
+  // A test-only set this task's model predicts is written as its own task (MNLI's diagnostic
+  // split: AX); any other split (test files, or a TSV given to `predict`) in the format of the
+  // task's (first) test split.
+  for (const data::GlueTask* other : data::glue_tasks_predicted_by(task.name))
+    for (const auto& f : other->splits)
+      if (f.name == split.split)
+        return data::write_leaderboard_file(other->name, f.name, split.indices, predictions, path);
+  TISA_CHECK(!task.test_splits.empty(), "task without a test split");
+  data::write_leaderboard_file(task.name, task.test_splits.front().split, split.indices, predictions, path);
 }
 
 nlohmann::json dev_predictions_json(const GlueTaskInfo& task, const data::GlueEncodedSplit& split,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <cstdio>
 #include <cstdlib>
@@ -37,17 +38,6 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
   return out;
-}
-
-// configs/glue/<TASK>.yaml next to the working directory or the installed/built executables.
-std::string find_task_config_file(const std::string& task) {
-  const std::string rel = "configs/glue/" + task + ".yaml";
-  std::vector<std::string> candidates = {rel};
-  const std::string exe = fs::executable_dir();
-  for (const char* up : {"/../", "/../../", "/../share/tisa-train/"}) candidates.push_back(exe + up + rel);
-  for (const auto& c : candidates)
-    if (fs::exists(c)) return stdfs::weakly_canonical(c).string();
-  return "";
 }
 
 c10::Device parse_device(const std::string& name) {
@@ -122,27 +112,21 @@ FinetuneResult run_one_seed(const GlueRunOptions& opt, FinetuneRequest req) {
   return run_finetune(req);
 }
 
-// Returns nullopt when a fine-tuning was interrupted (its checkpoint is saved).
-std::optional<nlohmann::json> run_one_task(const GlueRunOptions& opt, const std::string& task,
-                                           const std::string& run_dir, std::string* leaderboard_source) {
-  std::string source;
-  config::Config cfg = task_config(task, opt.config_path, opt.overrides, &source);
-  cfg.glue.task = task;
-  spdlog::info("[glue] {}: settings from {}", task, source);
-  const std::string task_dir = (stdfs::path(run_dir) / task).string();
-  const std::string data_dir = (stdfs::path(task_dir) / "data").string();
-  // [dist] rank 0 tokenises into the shared folder while the other ranks wait.
-  const c10::Device device = cfg.training.device == config::Device::kCuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
-  train::Distributed& dist = train::process_group(train::rank_device(device));
-  dist.main_first([&] { prepare_task_data(task, opt.data_dir, "", opt.init_dir, cfg.glue.max_length, data_dir); },
-                  "tokenising " + task);
-
-  std::vector<int64_t> seeds = opt.seeds.empty() ? std::vector<int64_t>{cfg.training.seed} : opt.seeds;
-  std::vector<std::map<std::string, double>> runs;
-  nlohmann::json per_seed = nlohmann::json::array();
-  std::string best_run;
-  double best_value = -std::numeric_limits<double>::infinity();
+// The seeds of one task: every seed's metrics, and the seed whose main metric is best.
+struct SeedResults {
+  std::vector<std::map<std::string, double>> metrics;  // per seed
+  nlohmann::json per_seed = nlohmann::json::array();   // seed, best_step, metrics, run_dir
   std::string main_metric;
+  std::string best_run;  // run folder of the best seed ("" when no seed computed the main metric)
+  double best_value = -std::numeric_limits<double>::infinity();
+};
+
+// Fine-tunes `task` once per seed (each in <task_dir>/seed-<s>). Returns nullopt when a
+// fine-tuning was interrupted (its checkpoint is saved).
+std::optional<SeedResults> run_seeds(const GlueRunOptions& opt, const std::string& task, const config::Config& cfg,
+                                     const std::vector<int64_t>& seeds, const std::string& task_dir,
+                                     const std::string& data_dir) {
+  SeedResults out;
   for (int64_t seed : seeds) {
     FinetuneRequest req;
     req.task = task;
@@ -154,51 +138,76 @@ std::optional<nlohmann::json> run_one_task(const GlueRunOptions& opt, const std:
     req.run_dir = (stdfs::path(task_dir) / ("seed-" + std::to_string(seed))).string();
     FinetuneResult r = run_one_seed(opt, req);
     if (r.exit_code != kExitOk) return std::nullopt;
-    runs.push_back(r.metrics);
-    main_metric = r.main_metric;
-    per_seed.push_back({{"seed", seed}, {"best_step", r.best_step}, {"metrics", r.metrics}, {"run_dir", req.run_dir}});
+    out.metrics.push_back(r.metrics);
+    out.main_metric = r.main_metric;
+    out.per_seed.push_back(
+        {{"seed", seed}, {"best_step", r.best_step}, {"metrics", r.metrics}, {"run_dir", req.run_dir}});
     auto it = r.metrics.find(r.main_metric);
-    if (it != r.metrics.end() && (best_run.empty() || it->second > best_value)) {
-      best_value = it->second;
-      best_run = req.run_dir;
+    if (it != r.metrics.end() && (out.best_run.empty() || it->second > out.best_value)) {
+      out.best_value = it->second;
+      out.best_run = req.run_dir;
     }
   }
-  auto summary = summarize_runs(runs);
+  return out;
+}
+
+// The glue.* settings in one log line, so that a run's log shows what it trained with.
+void log_settings(const std::string& task, const config::Config& cfg, const std::string& source) {
+  const auto& g = cfg.glue;
+  spdlog::info("[glue] {}: lr {} batch_size {} steps {} warmup_steps {} max_length {} weight_decay {} "
+               "classifier_dropout {} (from {}; every setting in seed-*/config.yaml)",
+               task, g.lr, g.batch_size, g.steps, g.warmup_steps, g.max_length, g.weight_decay,
+               g.classifier_dropout, source);
+}
+
+// Returns nullopt when a fine-tuning was interrupted (its checkpoint is saved).
+std::optional<nlohmann::json> run_one_task(const GlueRunOptions& opt, const std::string& task,
+                                           const std::string& run_dir, std::string* leaderboard_source) {
+  std::string source;
+  config::Config cfg = task_config(task, opt.config_path, opt.overrides, &source);
+  cfg.glue.task = task;
+  log_settings(task, cfg, source);
+  const std::string task_dir = (stdfs::path(run_dir) / task).string();
+  const std::string data_dir = (stdfs::path(task_dir) / "data").string();
+  // [dist] rank 0 tokenises into the shared folder while the other ranks wait.
+  const c10::Device device = cfg.training.device == config::Device::kCuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  train::Distributed& dist = train::process_group(train::rank_device(device));
+  dist.main_first([&] { prepare_task_data(task, opt.data_dir, "", opt.init_dir, cfg.glue.max_length, data_dir); },
+                  "tokenising " + task);
+
+  const std::vector<int64_t> seeds = opt.seeds.empty() ? std::vector<int64_t>{cfg.training.seed} : opt.seeds;
+  std::optional<SeedResults> r = run_seeds(opt, task, cfg, seeds, task_dir, data_dir);
+  if (!r) return std::nullopt;
+  auto summary = summarize_runs(r->metrics);
   // [dist] rank 0 prints the summary table.
   if (dist.is_main()) std::printf("%s", format_summary_table(task + " (" + std::to_string(seeds.size()) + " seed" +
-                                             (seeds.size() == 1 ? "" : "s") + ", main metric " + main_metric + ")",
+                                             (seeds.size() == 1 ? "" : "s") + ", main metric " + r->main_metric + ")",
                                          summary)
                         .c_str());
   std::fflush(stdout);
   nlohmann::json out = {{"task", task},
-                        {"main_metric", main_metric},
+                        {"main_metric", r->main_metric},
                         {"seeds", seeds},
-                        {"runs", per_seed},
+                        {"runs", r->per_seed},
                         {"summary", summary_to_json(summary)},
-                        {"best_run", best_run},
-                        {"config_source", source}};
+                        {"best_run", r->best_run},
+                        {"config_source", source},
+                        {"settings", config::config_to_json(cfg)["glue"]}};
   if (dist.is_main()) fs::write_file_atomic((stdfs::path(task_dir) / "results.json").string(), out.dump(2) + "\n");
-  *leaderboard_source = best_run;
+  *leaderboard_source = r->best_run;
   return out;
 }
 
 }  // namespace
 
-std::vector<std::string> builtin_task_defaults(const std::string& task) {
-  // The task table's defaults (data/glue_tsv.cpp), the numbers of configs/glue/<TASK>.yaml.
+std::vector<std::string> task_default_overrides(const std::string& task) {
+  // The task table's row (data/glue_tsv.cpp); every other glue.* default is config.h's GlueConfig.
   const data::GlueTask& t = data::find_glue_task(glue_task(task).name);
   char lr[32];
   std::snprintf(lr, sizeof(lr), "%.17g", t.defaults.lr);  // round-trips exactly
-  return {"glue.task=" + t.name,
-          std::string("glue.lr=") + lr,
-          "glue.batch_size=" + std::to_string(t.defaults.batch_size),
-          "glue.steps=" + std::to_string(t.defaults.steps),
-          "glue.warmup_steps=" + std::to_string(t.defaults.warmup_steps),
-          "glue.max_length=128",
-          "glue.weight_decay=0.01",
-          "glue.classifier_dropout=0.1",
-          "glue.eval_interval=0",
-          "glue.eval_batch_size=64"};
+  return {"glue.task=" + t.name, std::string("glue.lr=") + lr,
+          "glue.batch_size=" + std::to_string(t.defaults.batch_size), "glue.steps=" + std::to_string(t.defaults.steps),
+          "glue.warmup_steps=" + std::to_string(t.defaults.warmup_steps)};
 }
 
 config::Config task_config(const std::string& task, const std::string& config_path,
@@ -207,15 +216,20 @@ config::Config task_config(const std::string& task, const std::string& config_pa
     *source = config_path;
     return config::load_config(config_path, overrides);
   }
-  std::string file = find_task_config_file(glue_task(task).name);
-  if (!file.empty()) {
-    *source = file;
-    return config::load_config(file, overrides);
-  }
-  *source = "built-in defaults (configs/glue/" + glue_task(task).name + ".yaml not found)";
-  auto all = builtin_task_defaults(task);
+  *source = "the GLUE task table (ALBERT's " + glue_task(task).name + " settings)" +
+            (overrides.empty() ? "" : " and --set");
+  auto all = task_default_overrides(task);
   all.insert(all.end(), overrides.begin(), overrides.end());
   return config::config_from_overrides(all);
+}
+
+std::string describe_task_config(const std::string& task, const std::string& config_path,
+                                 const std::vector<std::string>& overrides) {
+  std::string source;
+  config::Config cfg = task_config(task, config_path, overrides, &source);
+  cfg.glue.task = glue_task(task).name;
+  return "# tisa-train glue --task " + cfg.glue.task + ": effective settings (from " + source + ")\n" +
+         config::dump_yaml(cfg);
 }
 
 bool task_data_present(const std::string& data_dir, const std::string& task) {
@@ -240,85 +254,118 @@ void prepare_task_data(const std::string& task, const std::string& data_dir, con
   run_child_checked(argv);
 }
 
-int run_glue_command(const GlueRunOptions& opt) {
-  train::warn_about_slow_runtime();
-  if (!stdfs::is_directory(opt.data_dir)) throw Error("--data-dir " + opt.data_dir + " is not a folder");
-  if (!stdfs::is_directory(opt.init_dir)) throw Error("--init " + opt.init_dir + " is not a folder");
-  find_tokenizer(opt.init_dir);  // fail early when the model folder has no tokenizer
+namespace {
+
+// The tasks to fine-tune: one, or with `all` every task with train and dev files (the others go
+// to *skipped).
+std::vector<std::string> tasks_to_run(const GlueRunOptions& opt, std::vector<std::string>* skipped) {
   std::vector<std::string> tasks;
-  std::vector<std::string> skipped;
-  const bool all = opt.task == "all" || opt.task == "ALL";
-  if (all) {
-    for (const auto& t : glue_task_names()) {
-      if (task_data_present(opt.data_dir, t))
-        tasks.push_back(t);
-      else
-        skipped.push_back(t);
-    }
-    if (tasks.empty())
-      throw Error("--task all: no GLUE task has train and dev files under " + opt.data_dir +
-                  " (expected e.g. " + opt.data_dir + "/SST-2/train.tsv and dev.tsv)");
-    spdlog::info("[glue] tasks: {}{}", join(tasks, ", "),
-                 skipped.empty() ? "" : "; skipped (no data): " + join(skipped, ", "));
-  } else {
+  if (opt.task != "all" && opt.task != "ALL") {
     tasks.push_back(glue_task(opt.task).name);
     if (!task_data_present(opt.data_dir, tasks[0]))
       throw Error(opt.data_dir + "/" + tasks[0] + ": train.tsv and " +
                   data::find_glue_task(tasks[0]).main_dev_split().file + " are needed to fine-tune " + tasks[0]);
+    return tasks;
   }
+  for (const auto& t : glue_task_names()) (task_data_present(opt.data_dir, t) ? tasks : *skipped).push_back(t);
+  if (tasks.empty())
+    throw Error("--task all: no GLUE task has train and dev files under " + opt.data_dir + " (expected e.g. " +
+                opt.data_dir + "/SST-2/train.tsv and dev.tsv)");
+  spdlog::info("[glue] tasks: {}{}", join(tasks, ", "),
+               skipped->empty() ? "" : "; skipped (no data): " + join(*skipped, ", "));
+  return tasks;
+}
+
+// The run folder: --run-dir, or a new runs/glue-<date>-<time>. Rank 0 owns it (common/
+// run_directory.h): one process at a time, and a task that already has results there is not
+// replaced without --overwrite. Other tasks' results in the same folder stay
+// (scripts/reproduce_paper.sh adds one task at a time).
+std::string open_run_dir(const GlueRunOptions& opt, const std::vector<std::string>& tasks,
+                         std::optional<RunDirectory>* owner) {
   // [dist] ranks would pick different timestamps: several processes need an explicit --run-dir.
   const train::DistEnv dist_env = train::DistEnv::from_environment();
-  const bool main_rank = dist_env.rank == 0;
   if (opt.run_dir.empty() && opt.resume) throw Error("glue --resume: pass the --run-dir of the run to continue");
   if (opt.run_dir.empty() && dist_env.distributed())
     throw Error("glue: with several processes (WORLD_SIZE=" + std::to_string(dist_env.world_size) + ") pass --run-dir");
-  const std::string run_dir = !opt.run_dir.empty() ? opt.run_dir
-                              : main_rank        ? create_unique_run_dir("runs", "glue")
-                                                 : "";
-  // Rank 0 owns the run directory (common/run_directory.h): one process at a time, and a task
-  // that already has results there is not replaced without --overwrite. Other tasks' results in
-  // the same folder stay (scripts/reproduce_paper.sh adds one task at a time).
-  std::optional<RunDirectory> owner;
-  if (main_rank) {
-    owner.emplace(run_dir, opt.resume ? RunDirectory::Start::kContinue : RunDirectory::Start::kNew);
-    if (!opt.resume)
-      for (const auto& task : tasks) owner->start_fresh(task, glue_task_layout(), opt.overwrite);
+  if (dist_env.rank != 0) return opt.run_dir;
+  const std::string run_dir = opt.run_dir.empty() ? create_unique_run_dir("runs", "glue") : opt.run_dir;
+  owner->emplace(run_dir, opt.resume ? RunDirectory::Start::kContinue : RunDirectory::Start::kNew);
+  if (!opt.resume)
+    for (const auto& task : tasks) (*owner)->start_fresh(task, glue_task_layout(), opt.overwrite);
+  return run_dir;
+}
+
+// The run's results.json to start from: the summaries of other tasks already in it are kept.
+nlohmann::json results_of_other_tasks(const std::string& results_path, const std::vector<std::string>& tasks) {
+  nlohmann::json kept = nlohmann::json::object();
+  if (!fs::exists(results_path)) return kept;
+  auto previous = nlohmann::json::parse(fs::read_file(results_path), nullptr, /*allow_exceptions=*/false);
+  if (previous.is_object() && previous.contains("tasks") && previous["tasks"].is_object())
+    for (auto it = previous["tasks"].begin(); it != previous["tasks"].end(); ++it)
+      if (std::find(tasks.begin(), tasks.end(), it.key()) == tasks.end()) kept[it.key()] = it.value();
+  return kept;
+}
+
+// Copies the leaderboard files of a task's best seed into the run's leaderboard/ (AX.tsv comes
+// with MNLI).
+void collect_leaderboard_files(const std::string& best_run, const std::string& lb_dir) {
+  const stdfs::path src = stdfs::path(best_run) / "leaderboard";
+  if (best_run.empty() || !stdfs::is_directory(src)) return;
+  fs::create_directories(lb_dir);
+  for (const auto& e : stdfs::directory_iterator(src))
+    stdfs::copy_file(e.path(), stdfs::path(lb_dir) / e.path().filename(), stdfs::copy_options::overwrite_existing);
+}
+
+void print_glue_summary(const std::vector<std::string>& tasks, const std::vector<std::string>& skipped,
+                        const nlohmann::json& all_results) {
+  std::printf("\nGLUE summary (main metric, mean over seeds):\n");
+  for (const auto& task : tasks) {
+    const auto& r = all_results["tasks"][task];
+    const std::string mm = r["main_metric"].get<std::string>();
+    if (r["summary"].contains(mm))
+      std::printf("  %-6s %-24s %.4f\n", task.c_str(), mm.c_str(), r["summary"][mm]["mean"].get<double>());
   }
+  for (const auto& s : skipped) std::printf("  %-6s skipped (no data)\n", s.c_str());
+}
+
+// --print-config: each task's effective settings, nothing else (no data or model needed).
+int print_task_configs(const GlueRunOptions& opt) {
+  const bool all = opt.task == "all" || opt.task == "ALL";
+  const std::vector<std::string> tasks = all ? glue_task_names() : std::vector<std::string>{glue_task(opt.task).name};
+  for (size_t i = 0; i < tasks.size(); ++i)
+    std::printf("%s%s", i ? "---\n" : "", describe_task_config(tasks[i], opt.config_path, opt.overrides).c_str());
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_glue_command(const GlueRunOptions& opt) {
+  if (opt.print_config) return print_task_configs(opt);
+  train::warn_about_slow_runtime();
+  if (!stdfs::is_directory(opt.data_dir)) throw Error("--data-dir " + opt.data_dir + " is not a folder");
+  if (!stdfs::is_directory(opt.init_dir)) throw Error("--init " + opt.init_dir + " is not a folder");
+  find_tokenizer(opt.init_dir);  // fail early when the model folder has no tokenizer
+  std::vector<std::string> skipped;
+  const std::vector<std::string> tasks = tasks_to_run(opt, &skipped);
+  std::optional<RunDirectory> owner;  // held by rank 0 until the end
+  const std::string run_dir = open_run_dir(opt, tasks, &owner);
+  const bool main_rank = owner.has_value();  // [dist] rank 0 writes results and prints
   const std::string lb_dir = (stdfs::path(run_dir) / "leaderboard").string();
+  const std::string results_path = (stdfs::path(run_dir) / "results.json").string();
 
   nlohmann::json all_results = {{"tasks", nlohmann::json::object()}, {"skipped", skipped}, {"init", opt.init_dir}};
-  const std::string results_path = (stdfs::path(run_dir) / "results.json").string();
-  if (main_rank && fs::exists(results_path)) {  // keep the other tasks' summaries
-    auto previous = nlohmann::json::parse(fs::read_file(results_path), nullptr, /*allow_exceptions=*/false);
-    if (previous.is_object() && previous.contains("tasks") && previous["tasks"].is_object())
-      for (auto it = previous["tasks"].begin(); it != previous["tasks"].end(); ++it)
-        if (std::find(tasks.begin(), tasks.end(), it.key()) == tasks.end()) all_results["tasks"][it.key()] = it.value();
-  }
+  if (main_rank) all_results["tasks"] = results_of_other_tasks(results_path, tasks);
   for (const auto& task : tasks) {
     std::string best_run;
     auto task_results = run_one_task(opt, task, run_dir, &best_run);
     if (!task_results) return kExitInterrupted;  // checkpoint saved; `--resume` continues
     all_results["tasks"][task] = *task_results;
-    // Leaderboard files of the best seed, collected in one folder (AX.tsv comes with MNLI).
-    const stdfs::path src = stdfs::path(best_run) / "leaderboard";
-    if (!best_run.empty() && stdfs::is_directory(src) && main_rank) {  // [dist] rank 0 writes
-      fs::create_directories(lb_dir);
-      for (const auto& e : stdfs::directory_iterator(src))
-        stdfs::copy_file(e.path(), stdfs::path(lb_dir) / e.path().filename(),
-                         stdfs::copy_options::overwrite_existing);
-    }
-    if (main_rank) fs::write_file_atomic(results_path, all_results.dump(2) + "\n");
+    if (!main_rank) continue;
+    collect_leaderboard_files(best_run, lb_dir);
+    fs::write_file_atomic(results_path, all_results.dump(2) + "\n");
   }
-  if (tasks.size() > 1 && main_rank) {  // [dist] rank 0 prints the summary
-    std::printf("\nGLUE summary (main metric, mean over seeds):\n");
-    for (const auto& task : tasks) {
-      const auto& r = all_results["tasks"][task];
-      const std::string mm = r["main_metric"].get<std::string>();
-      if (r["summary"].contains(mm))
-        std::printf("  %-6s %-24s %.4f\n", task.c_str(), mm.c_str(), r["summary"][mm]["mean"].get<double>());
-    }
-    for (const auto& s : skipped) std::printf("  %-6s skipped (no data)\n", s.c_str());
-  }
+  if (tasks.size() > 1 && main_rank) print_glue_summary(tasks, skipped, all_results);
   spdlog::info("[glue] results in {}/results.json; leaderboard files in {}", run_dir, lb_dir);
   return kExitOk;
 }

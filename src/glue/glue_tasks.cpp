@@ -63,10 +63,10 @@ const std::vector<std::string>& glue_task_names() {
 std::string metrics_task_for_split(const GlueTaskInfo& task, const std::string& split) {
   const data::GlueTask& src = data::find_glue_task(task.name);
   for (const auto& f : src.splits)
-    if (f.name == split) return f.metric_task.empty() ? src.metric_task : f.metric_task;
+    if (f.name == split) return src.split_metric_task(f);
   for (const data::GlueTask* other : data::glue_tasks_predicted_by(src.name))  // MNLI's "diagnostic": AX
     for (const auto& f : other->splits)
-      if (f.name == split) return f.metric_task.empty() ? other->metric_task : f.metric_task;
+      if (f.name == split) return other->split_metric_task(f);
   return src.metric_task;
 }
 

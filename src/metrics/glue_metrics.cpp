@@ -3,7 +3,6 @@
 #include "metrics/glue_metrics.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -141,60 +140,57 @@ double MetricSet::get(const std::string& key) const {
 }
 
 std::string metric_task_name(const std::string& task) {
-  std::string t;
-  for (char c : task) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (t == "sst2") t = "sst-2";
-  if (t == "stsb") t = "sts-b";
-  if (t == "mnli-m" || t == "mnli_matched") t = "mnli";
-  if (t == "mnli_mismatched") t = "mnli-mm";
-  if (t == "diagnostic") t = "ax";
-  static const std::vector<std::string> kKnown = {"cola", "sst-2", "mrpc", "sts-b", "qqp", "mnli",
-                                                  "mnli-mm", "qnli", "rte", "wnli", "hans", "ax"};
-  if (std::find(kKnown.begin(), kKnown.end(), t) == kKnown.end()) {
-    std::string list;
-    for (const auto& k : kKnown) list += (list.empty() ? "" : ", ") + k;
-    throw Error("unknown GLUE task '" + task + "' for metrics (expected one of: " + list + ")");
+  std::string name;
+  data::find_glue_task_by_metric_name(task, &name);
+  return name;
+}
+
+namespace {
+
+// Class ids from whole-number doubles (the trainer hands predictions and labels over as doubles).
+std::vector<int64_t> class_ids(const std::vector<double>& v, const std::string& task, const char* what) {
+  std::vector<int64_t> ids(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!(v[i] >= 0) || v[i] != std::floor(v[i]) || v[i] > 1e9)
+      throw Error("glue metrics for " + task + ": " + what + " " + std::to_string(i) +
+                  " is not a class id: " + std::to_string(v[i]));
+    ids[i] = static_cast<int64_t>(v[i]);
   }
-  return t;
+  return ids;
+}
+
+}  // namespace
+
+MetricSet compute_task_metrics(const data::GlueTask& task, const std::string& metric_task,
+                               const std::vector<double>& preds, const std::vector<double>& labels) {
+  using data::GlueMetric;
+  check_sizes(labels.size(), preds.size(), ("glue metrics for " + metric_task).c_str());
+  // Class-id metrics compare ids: convert once (and refuse fractional "classes").
+  std::vector<int64_t> p, l;
+  if (!task.regression) p = class_ids(preds, metric_task, "prediction"), l = class_ids(labels, metric_task, "label");
+  auto value = [&](GlueMetric m) {
+    switch (m) {
+      case GlueMetric::kAccuracy: return accuracy(l, p);
+      case GlueMetric::kF1: return f1_binary(l, p);
+      case GlueMetric::kAccAndF1: return (accuracy(l, p) + f1_binary(l, p)) / 2;
+      case GlueMetric::kMcc: return matthews_corrcoef(l, p);
+      case GlueMetric::kPearson: return pearson(preds, labels);
+      case GlueMetric::kSpearman: return spearman(preds, labels);
+      case GlueMetric::kCorr: return (pearson(preds, labels) + spearman(preds, labels)) / 2;
+    }
+    throw Error("unknown GlueMetric " + std::to_string(static_cast<int>(m)));
+  };
+  MetricSet out;
+  for (GlueMetric m : task.metrics) out.values.emplace_back(task.metric_key(m, metric_task), value(m));
+  out.main = task.metric_key(task.main, metric_task);
+  return out;
 }
 
 MetricSet glue_compute_metrics(const std::string& task, const std::vector<double>& preds,
                                const std::vector<double>& labels) {
-  const std::string t = metric_task_name(task);
-  check_sizes(labels.size(), preds.size(), ("glue metrics for " + task).c_str());
-  MetricSet out;
-  if (t == "sts-b") {
-    const double p = pearson(preds, labels), s = spearman(preds, labels);
-    out.values = {{"pearson", p}, {"spearmanr", s}, {"corr", (p + s) / 2}};
-    out.main = "corr";
-    return out;
-  }
-  auto to_ids = [&](const std::vector<double>& v, const char* what) {
-    std::vector<int64_t> ids(v.size());
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (!(v[i] >= 0) || v[i] != std::floor(v[i]) || v[i] > 1e9)
-        throw Error("glue metrics for " + task + ": " + what + " " + std::to_string(i) +
-                    " is not a class id: " + std::to_string(v[i]));
-      ids[i] = static_cast<int64_t>(v[i]);
-    }
-    return ids;
-  };
-  const std::vector<int64_t> p = to_ids(preds, "prediction"), l = to_ids(labels, "label");
-  if (t == "cola" || t == "ax") {
-    out.values = {{"mcc", matthews_corrcoef(l, p)}};
-    out.main = "mcc";
-  } else if (t == "mrpc" || t == "qqp") {
-    const double acc = accuracy(l, p), f1 = f1_binary(l, p);
-    out.values = {{"acc", acc}, {"f1", f1}, {"acc_and_f1", (acc + f1) / 2}};
-    out.main = "acc_and_f1";
-  } else if (t == "mnli" || t == "mnli-mm") {
-    out.main = t + "/acc";
-    out.values = {{out.main, accuracy(l, p)}};
-  } else {  // sst-2, qnli, rte, wnli, hans
-    out.values = {{"acc", accuracy(l, p)}};
-    out.main = "acc";
-  }
-  return out;
+  std::string metric_task;
+  const data::GlueTask& t = data::find_glue_task_by_metric_name(task, &metric_task);
+  return compute_task_metrics(t, metric_task, preds, labels);
 }
 
 }  // namespace tisa::metrics

@@ -1,6 +1,8 @@
 // GLUE evaluation metrics (SPEC §8), torch-free: accuracy, binary F1, Matthews correlation,
-// Pearson and Spearman correlation, and the per-task metric sets of transformers'
-// glue_compute_metrics (4.30), which the goldens in shared/golden/metrics/ pin to 1e-12.
+// Pearson and Spearman correlation, and a task's metric set. Which metrics a task reports, their
+// key names and its main metric are rows of the task table (data/glue_tsv.h: GlueTask::metrics,
+// main, prefixed_metric_keys); this file computes what the table lists, and the goldens in
+// shared/golden/metrics/ pin the result to transformers' glue_compute_metrics (4.30) to 1e-12.
 //
 // Conventions (scikit-learn 1.2 / SciPy 1.10, as the goldens):
 //   * f1_binary: positive class 1; no predicted or true positives → 0 (zero_division = 0).
@@ -14,6 +16,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "data/glue_tsv.h"
 
 namespace tisa::metrics {
 
@@ -34,18 +38,21 @@ struct MetricSet {
   double main_value() const { return get(main); }
 };
 
-// Normalises a task name to transformers' lower-case form: "CoLA" → "cola", "SST-2"/"sst2" →
-// "sst-2", "STS-B"/"stsb" → "sts-b", "MNLI-mm" → "mnli-mm", "AX"/"diagnostic" → "ax".
-// Throws tisa::Error listing the known tasks for an unknown name.
+// The metrics name of a task or split under the task table's name rule: "CoLA" → "cola",
+// "SST-2"/"sst2" → "sst-2", "STS-B"/"stsb" → "sts-b", "MNLI-mm" → "mnli-mm", "AX"/"diagnostic" →
+// "ax". Throws tisa::Error listing the known tasks for an unknown name.
 std::string metric_task_name(const std::string& task);
 
-// glue_compute_metrics(task, preds, labels) of transformers 4.30:
-//   cola: mcc | sst-2, qnli, rte, wnli, hans: acc | mrpc, qqp: acc, f1, acc_and_f1 |
+// The metrics `task` lists (GlueTask::metrics), keyed as `metric_task` names them (MNLI's
+// dev_mismatched: "mnli-mm" → "mnli-mm/acc"), main = the task's main metric. Class-id metrics
+// need whole-number preds/labels (classification); score metrics take them as they are (STS-B).
+MetricSet compute_task_metrics(const data::GlueTask& task, const std::string& metric_task,
+                               const std::vector<double>& preds, const std::vector<double>& labels);
+
+// compute_task_metrics() of the task or split whose metrics name (or task name) is `task`; the
+// same keys and values as transformers 4.30's glue_compute_metrics(task, preds, labels):
+//   cola, ax: mcc | sst-2, qnli, rte, wnli: acc | mrpc, qqp: acc, f1, acc_and_f1 |
 //   sts-b: pearson, spearmanr, corr | mnli: mnli/acc | mnli-mm: mnli-mm/acc
-// and ax (not in transformers; the GLUE diagnostic's metric): mcc.
-// Main metric: cola/ax mcc, mrpc/qqp acc_and_f1, sts-b corr, mnli mnli/acc, mnli-mm mnli-mm/acc,
-// the rest acc. For classification tasks preds/labels hold class ids (as doubles, must be whole
-// numbers); for sts-b they are scores.
 MetricSet glue_compute_metrics(const std::string& task, const std::vector<double>& preds,
                                const std::vector<double>& labels);
 

@@ -11,6 +11,7 @@
 #include <queue>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -132,14 +133,14 @@ struct PairHeapItem {
   }
 };
 
-}  // namespace
+using WordCounts = std::vector<std::pair<std::string, int64_t>>;
 
-std::vector<std::string> learn_wordpiece_vocab(const std::vector<std::string>& lines,
-                                               const TokenizerTrainOptions& o) {
+// 1. Word counts of the basic-tokenised lines (specials like [CLS] left out), one map per
+// thread, merged; sorted by word so that everything after is independent of the thread count.
+WordCounts count_words(const std::vector<std::string>& lines, const TokenizerTrainOptions& o) {
   detail::BasicOptions bo;
   bo.lowercase = o.lowercase;
   bo.strip_accents = o.lowercase && !o.keep_accents;
-  // 1. Word counts, one map per thread, merged.
   const int threads = resolve_threads(o.threads);
   std::vector<std::unordered_map<std::string, int64_t>> local(size_t(std::max(1, threads)));
   parallel_ranges(lines.size(), threads, [&](size_t b, size_t e, size_t k) {
@@ -153,110 +154,111 @@ std::vector<std::string> learn_wordpiece_vocab(const std::vector<std::string>& l
   for (auto& m : local)
     for (auto& [w, c] : m) counts[w] += c;
   local.clear();
-  std::vector<std::pair<std::string, int64_t>> word_counts(counts.begin(), counts.end());
+  WordCounts word_counts(counts.begin(), counts.end());
   counts.clear();
   std::sort(word_counts.begin(), word_counts.end());
+  return word_counts;
+}
 
-  // 2. Alphabet: the most frequent characters.
+// 2. Alphabet: the `limit` most frequent characters (ties: smaller code point), in code point
+// order. Characters outside it are dropped from the words (as HF's WordPiece trainer does).
+std::vector<char32_t> choose_alphabet(const WordCounts& word_counts, const std::vector<std::u32string>& word_cps,
+                                      int64_t limit) {
   std::unordered_map<char32_t, int64_t> char_freq;
-  std::vector<std::u32string> word_cps(word_counts.size());
-  for (size_t w = 0; w < word_counts.size(); ++w) {
-    word_cps[w] = unicode::decode(word_counts[w].first);
+  for (size_t w = 0; w < word_counts.size(); ++w)
     for (char32_t c : word_cps[w]) char_freq[c] += word_counts[w].second;
-  }
   std::vector<std::pair<char32_t, int64_t>> chars(char_freq.begin(), char_freq.end());
   std::sort(chars.begin(), chars.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
-  if (int64_t(chars.size()) > o.limit_alphabet) chars.resize(size_t(o.limit_alphabet));
-  std::sort(chars.begin(), chars.end());
-  std::unordered_map<char32_t, bool> in_alphabet;
-  for (const auto& [c, f] : chars) in_alphabet[c] = true;
+  if (int64_t(chars.size()) > limit) chars.resize(size_t(limit));
+  std::vector<char32_t> alphabet;
+  for (const auto& [c, f] : chars) alphabet.push_back(c);
+  std::sort(alphabet.begin(), alphabet.end());
+  return alphabet;
+}
 
-  // 3. Initial vocabulary.
-  std::vector<std::string> vocab;
+// The vocabulary being built: tokens in id order.
+struct Vocab {
+  std::vector<std::string> tokens;
   std::unordered_map<std::string, int32_t> ids;
-  auto add = [&](const std::string& t) {
+  int32_t add(const std::string& t) {  // the id of t, added when new
     auto it = ids.find(t);
     if (it != ids.end()) return it->second;
-    vocab.push_back(t);
-    return ids[t] = int32_t(vocab.size() - 1);
-  };
-  for (const char* s : kSpecials) add(s);
-  for (const auto& [c, f] : chars) add(unicode::encode(std::u32string(1, c)));
+    tokens.push_back(t);
+    return ids[t] = int32_t(tokens.size() - 1);
+  }
+};
+
+// 3. Initial vocabulary: the specials, every alphabet character, then "##c" for each character
+// that occurs inside a word (after its first character).
+Vocab initial_vocab(const std::vector<char32_t>& alphabet, const std::unordered_set<char32_t>& in_alphabet,
+                    const std::vector<std::u32string>& word_cps) {
+  Vocab v;
+  for (const char* s : kSpecials) v.add(s);
+  for (char32_t c : alphabet) v.add(unicode::encode(std::u32string(1, c)));
   std::vector<char32_t> cont_chars;
   for (const auto& cps : word_cps)
     for (size_t i = 1; i < cps.size(); ++i)
       if (in_alphabet.count(cps[i])) cont_chars.push_back(cps[i]);
   std::sort(cont_chars.begin(), cont_chars.end());
   cont_chars.erase(std::unique(cont_chars.begin(), cont_chars.end()), cont_chars.end());
-  for (char32_t c : cont_chars) add("##" + unicode::encode(std::u32string(1, c)));
+  for (char32_t c : cont_chars) v.add("##" + unicode::encode(std::u32string(1, c)));
+  return v;
+}
 
-  // 4. Words as symbol sequences, pair statistics.
-  std::vector<std::vector<int32_t>> words(word_counts.size());
-  for (size_t w = 0; w < words.size(); ++w) {
-    const auto& cps = word_cps[w];
-    for (size_t i = 0; i < cps.size(); ++i) {
-      if (!in_alphabet.count(cps[i])) continue;
-      const std::string ch = unicode::encode(std::u32string(1, cps[i]));
-      words[w].push_back(ids.at(i == 0 ? ch : "##" + ch));
-    }
-  }
-  word_cps.clear();
-  auto key = [](int32_t a, int32_t b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); };
-  std::unordered_map<uint64_t, int64_t> pair_count;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> pair_words;
-  for (size_t w = 0; w < words.size(); ++w) {
-    const auto& s = words[w];
-    for (size_t i = 0; i + 1 < s.size(); ++i) {
-      const uint64_t k = key(s[i], s[i + 1]);
-      pair_count[k] += word_counts[w].second;
-      auto& where = pair_words[k];
-      if (where.empty() || where.back() != w) where.push_back(uint32_t(w));
-    }
-  }
-  std::priority_queue<PairHeapItem> heap;
-  for (const auto& [k, c] : pair_count) heap.push({c, k});
-
-  // 5. Merges.
-  std::vector<uint32_t> stamp(words.size(), 0);
-  uint32_t merge_no = 0;
-  std::vector<uint64_t> touched;
-  const size_t target = size_t(std::max<int64_t>(o.vocab_size, 0));
-  while (vocab.size() < target && !heap.empty()) {
-    const PairHeapItem top = heap.top();
-    heap.pop();
-    auto pc = pair_count.find(top.pair);
-    const int64_t current = pc == pair_count.end() ? 0 : pc->second;
-    if (current != top.count) {
-      if (current > 0) heap.push({current, top.pair});
-      continue;
-    }
-    if (current < std::max<int64_t>(1, o.min_frequency)) break;
-    const int32_t a = int32_t(top.pair >> 32), b = int32_t(top.pair & 0xFFFFFFFFu);
-    const std::string& tb = vocab[size_t(b)];
-    const std::string merged =
-        vocab[size_t(a)] + (tb.size() > 2 && tb[0] == '#' && tb[1] == '#' ? tb.substr(2) : tb);
-    const int32_t c = add(merged);
-    ++merge_no;
-    touched.clear();
-    std::vector<uint32_t> where = std::move(pair_words[top.pair]);
-    pair_words.erase(top.pair);
-    auto change = [&](int32_t x, int32_t y, int64_t delta, uint32_t w) {
-      const uint64_t k = key(x, y);
-      pair_count[k] += delta;
-      if (delta > 0) {
-        auto& wl = pair_words[k];
-        if (wl.empty() || wl.back() != w) wl.push_back(w);
-        touched.push_back(k);
+// 4-5. The words as symbol-id sequences with counts of adjacent pairs, and the merges. A heap
+// holds (count, pair) entries; an entry whose count is stale is re-pushed with the current count
+// when popped, so only the pairs a merge touches are updated (O(affected words) per merge).
+class PairMerger {
+ public:
+  PairMerger(std::vector<std::vector<int32_t>> words, const WordCounts& word_counts)
+      : words_(std::move(words)), word_counts_(word_counts), stamp_(words_.size(), 0) {
+    for (size_t w = 0; w < words_.size(); ++w) {
+      const auto& s = words_[w];
+      for (size_t i = 0; i + 1 < s.size(); ++i) {
+        const uint64_t k = key(s[i], s[i + 1]);
+        pair_count_[k] += word_counts_[w].second;
+        auto& where = pair_words_[k];
+        if (where.empty() || where.back() != w) where.push_back(uint32_t(w));
       }
-    };
+    }
+    for (const auto& [k, c] : pair_count_) heap_.push({c, k});
+  }
+
+  static int32_t first(uint64_t pair) { return int32_t(pair >> 32); }
+  static int32_t second(uint64_t pair) { return int32_t(pair & 0xFFFFFFFFu); }
+
+  // The most frequent pair with its current count (ties: the smaller pair key); false when none.
+  bool pop_best(PairHeapItem* best) {
+    while (!heap_.empty()) {
+      const PairHeapItem top = heap_.top();
+      heap_.pop();
+      auto pc = pair_count_.find(top.pair);
+      const int64_t current = pc == pair_count_.end() ? 0 : pc->second;
+      if (current == top.count) {
+        *best = top;
+        return true;
+      }
+      if (current > 0) heap_.push({current, top.pair});
+    }
+    return false;
+  }
+
+  // Replaces every occurrence of `pair` (a, b) by the symbol `c` and updates the counts of the
+  // pairs around it: (x, a) → (x, c) and (b, y) → (c, y).
+  void merge(uint64_t pair, int32_t c) {
+    const int32_t a = first(pair), b = second(pair);
+    ++merge_no_;
+    touched_.clear();
+    std::vector<uint32_t> where = std::move(pair_words_[pair]);
+    pair_words_.erase(pair);
     std::vector<int32_t> res;
     for (uint32_t w : where) {
-      if (stamp[w] == merge_no) continue;
-      stamp[w] = merge_no;
-      auto& s = words[w];
-      const int64_t f = word_counts[w].second;
+      if (stamp_[w] == merge_no_) continue;  // listed twice
+      stamp_[w] = merge_no_;
+      auto& s = words_[w];
+      const int64_t f = word_counts_[w].second;
       res.clear();
       bool any = false;
       for (size_t i = 0; i < s.size();) {
@@ -270,7 +272,7 @@ std::vector<std::string> learn_wordpiece_vocab(const std::vector<std::string>& l
             change(b, s[i + 2], -f, w);
             change(c, s[i + 2], f, w);
           }
-          pair_count[top.pair] -= f;
+          pair_count_[pair] -= f;
           res.push_back(c);
           i += 2;
         } else {
@@ -279,18 +281,80 @@ std::vector<std::string> learn_wordpiece_vocab(const std::vector<std::string>& l
       }
       if (any) s = res;
     }
-    pair_count.erase(top.pair);
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    for (uint64_t k : touched) {
-      const int64_t cnt = pair_count[k];
-      if (cnt > 0) heap.push({cnt, k});
+    pair_count_.erase(pair);
+    std::sort(touched_.begin(), touched_.end());
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    for (uint64_t k : touched_) {
+      const int64_t cnt = pair_count_[k];
+      if (cnt > 0) heap_.push({cnt, k});
     }
   }
-  if (vocab.size() > target && target > 0)
+
+ private:
+  static uint64_t key(int32_t a, int32_t b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
+  void change(int32_t x, int32_t y, int64_t delta, uint32_t w) {
+    const uint64_t k = key(x, y);
+    pair_count_[k] += delta;
+    if (delta > 0) {
+      auto& wl = pair_words_[k];
+      if (wl.empty() || wl.back() != w) wl.push_back(w);
+      touched_.push_back(k);
+    }
+  }
+
+  std::vector<std::vector<int32_t>> words_;  // symbol ids per distinct word
+  const WordCounts& word_counts_;            // the count of each word (same index)
+  std::unordered_map<uint64_t, int64_t> pair_count_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> pair_words_;  // words that hold a pair
+  std::priority_queue<PairHeapItem> heap_;
+  std::vector<uint32_t> stamp_;  // last merge that rewrote each word
+  uint32_t merge_no_ = 0;
+  std::vector<uint64_t> touched_;  // pairs whose count grew in this merge
+};
+
+// Word i as symbol ids: the first character as itself, the others as "##c"; characters outside
+// the alphabet are dropped.
+std::vector<std::vector<int32_t>> words_as_symbols(const std::vector<std::u32string>& word_cps,
+                                                   const std::unordered_set<char32_t>& in_alphabet, const Vocab& v) {
+  std::vector<std::vector<int32_t>> words(word_cps.size());
+  for (size_t w = 0; w < words.size(); ++w) {
+    const auto& cps = word_cps[w];
+    for (size_t i = 0; i < cps.size(); ++i) {
+      if (!in_alphabet.count(cps[i])) continue;
+      const std::string ch = unicode::encode(std::u32string(1, cps[i]));
+      words[w].push_back(v.ids.at(i == 0 ? ch : "##" + ch));
+    }
+  }
+  return words;
+}
+
+}  // namespace
+
+std::vector<std::string> learn_wordpiece_vocab(const std::vector<std::string>& lines,
+                                               const TokenizerTrainOptions& o) {
+  const WordCounts word_counts = count_words(lines, o);  // sorted by word
+  std::vector<std::u32string> word_cps(word_counts.size());
+  for (size_t w = 0; w < word_counts.size(); ++w) word_cps[w] = unicode::decode(word_counts[w].first);
+  const std::vector<char32_t> alphabet = choose_alphabet(word_counts, word_cps, o.limit_alphabet);
+  const std::unordered_set<char32_t> in_alphabet(alphabet.begin(), alphabet.end());
+  Vocab vocab = initial_vocab(alphabet, in_alphabet, word_cps);
+  PairMerger merger(words_as_symbols(word_cps, in_alphabet, vocab), word_counts);
+  word_cps.clear();
+  // Merge the most frequent pair into a new token ("ab" + "##c" → "abc") until the vocabulary
+  // is full or no pair occurs min_frequency times.
+  const size_t target = size_t(std::max<int64_t>(o.vocab_size, 0));
+  PairHeapItem best{};
+  while (vocab.tokens.size() < target && merger.pop_best(&best)) {
+    if (best.count < std::max<int64_t>(1, o.min_frequency)) break;
+    const std::string& tb = vocab.tokens[size_t(PairMerger::second(best.pair))];
+    const std::string merged = vocab.tokens[size_t(PairMerger::first(best.pair))] +
+                               (tb.size() > 2 && tb[0] == '#' && tb[1] == '#' ? tb.substr(2) : tb);
+    merger.merge(best.pair, vocab.add(merged));
+  }
+  if (vocab.tokens.size() > target && target > 0)
     spdlog::warn("[tokenizer] the alphabet alone gives {} tokens, more than the requested vocab size {}",
-                 vocab.size(), target);
-  return vocab;
+                 vocab.tokens.size(), target);
+  return vocab.tokens;
 }
 
 std::string train_tokenizer(const TokenizerTrainOptions& o) {

@@ -46,41 +46,62 @@ void load_weights(model::AlbertForPreTraining& model, const std::string& dir) {
   model::load_state_dict(*model, tensors, file);
 }
 
-// Everything a run holds; built once by set_up(), used by the loop and the helpers. Device,
-// logs, metrics, signals, NaN policy and checkpoints are the skeleton's (run_context.h).
-struct Run {
-  Run(const config::Config& c, const PretrainRunOptions& o, RunContext& context)
-      : cfg(c), opt(o), ctx(context), device(context.device()) {
-    dist = &context.dist();
-  }
-  const config::Config& cfg;
-  const PretrainRunOptions& opt;
-  RunContext& ctx;
-  config::ModelConfig model_cfg;
-  config::Config resolved;      // cfg with the architecture of the start weights (config.yaml)
-  std::string resume_from;      // checkpoint folder when resuming, else ""
+// What a run holds, grouped by the set-up step that fills it (set_up() below); the loop and its
+// helpers read them. Device, logs, metrics, signals, NaN policy and checkpoints are the
+// skeleton's (run_context.h).
+
+// Where the weights come from (choose_start), which decides the architecture (STYLE §8).
+struct StartPoint {
+  config::ModelConfig model_cfg;  // the architecture trained
+  config::Config resolved;        // the run's config with that architecture (written to config.yaml)
+  std::string resume_from;        // checkpoint folder when resuming, else ""
   int64_t resume_step = 0;
-  torch::Device device;
-  std::string run_dir, dataset_dir;
+};
+
+// The pretraining data (open_data) and the training loader (start_state_and_loader).
+struct RunData {
+  std::string dataset_dir;
   std::shared_ptr<const data::PretrainDataset> dataset;
   std::shared_ptr<const data::ExampleBuilder> train_examples, valid_examples;
   std::unique_ptr<data::PretrainBatchLoader> loader;
+};
+
+// What one update needs (build_model): the model, its optimiser and schedule, the step that runs
+// forward, backward, clipping and the update, and the gradient reduction across processes.
+struct Trainer {
   model::AlbertForPreTraining model{nullptr};
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::LrSchedule> schedule;
   std::unique_ptr<PretrainStep> step_fn;
+  std::unique_ptr<GradientReducer> reducer;  // [dist] only with several processes
+  int64_t accumulation = 1;                  // micro-batches per update (data_parallel.h: global batch rule)
+};
+
+// Running sums between two log lines (log_step).
+struct LogWindow {
+  double loss = 0, mlm = 0, sop = 0;
+  int64_t steps = 0, tokens = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
+
+struct Run {
+  Run(const config::Config& c, const PretrainRunOptions& o, RunContext& context)
+      : cfg(c), opt(o), ctx(context), dist(context.dist()), device(context.device()), run_dir(o.run_dir) {}
+  const config::Config& cfg;
+  const PretrainRunOptions& opt;
+  RunContext& ctx;
   // [dist] data parallelism (train/distributed.h): a single process when WORLD_SIZE is unset.
-  // Only rank 0 (dist->is_main()) writes logs, metrics and checkpoints.
-  Distributed* dist = nullptr;
-  std::unique_ptr<GradientReducer> reducer;
-  int64_t accumulation = 1;  // micro-batches per update (data_parallel.h: global batch rule)
-  TrainingState state;
+  // Only rank 0 (dist.is_main()) writes logs, metrics and checkpoints.
+  Distributed& dist;
+  torch::Device device;
+  std::string run_dir;
+  StartPoint start;
+  RunData data;
+  Trainer trainer;
+  TrainingState state;        // step, data position, best evaluation: saved in checkpoints
   int64_t last_eval_step = -1;
   PretrainRunResult result;
-  // Running sums between two log lines.
-  double log_loss = 0, log_mlm = 0, log_sop = 0;
-  int64_t log_steps = 0, log_tokens = 0;
-  std::chrono::steady_clock::time_point log_start = std::chrono::steady_clock::now();
+  LogWindow window;
 };
 
 PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunOptions& options, RunContext& ctx);
@@ -99,13 +120,14 @@ bool run_loop(Run& run) {
   Progress progress("[train]", t.steps, "tok", ::isatty(STDERR_FILENO) ? t.log_interval : t.steps + 1);
   for (int64_t step = run.state.step; step < t.steps;) {
     std::vector<data::PretrainBatch> micro = next_micro_batches(run);  // `accumulation` batches [B, L]
-    StepResult r = (*run.step_fn)(micro, step);                         // fwd + bwd + clip + update
-    const bool interrupted = reduce_step_result(*run.dist, r, interrupt_requested());  // [dist] sum of the ranks' shares
+    StepResult r = (*run.trainer.step_fn)(micro, step);                 // fwd + bwd + clip + update
+    const bool interrupted = reduce_step_result(run.dist, r, interrupt_requested());  // [dist] sum of the ranks' shares
     run.state.step = ++step;
-    run.state.data_position = run.loader->position().to_json();
+    run.state.data_position = run.data.loader->position().to_json();
     handle_bad_step(run, r);                                            // skip NaN/Inf, stop after too many
     log_step(run, r);
-    if (run.opt.show_progress && run.dist->is_main()) progress.update(step, static_cast<double>(r.tokens), {{"loss", r.loss}, {"lr", r.lr}});
+    if (run.opt.show_progress && run.dist.is_main())
+      progress.update(step, static_cast<double>(r.tokens), {{"loss", r.loss}, {"lr", r.lr}});
     if (due(step, t.eval_interval, t.steps)) run_evaluation(run);
     const bool stop = interrupted || step == run.opt.stop_after_step;
     if (due(step, t.checkpoint_interval, t.steps) || stop) save_checkpoint(run);
@@ -142,7 +164,6 @@ namespace {
 
 PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunOptions& options, RunContext& ctx) {
   Run run(cfg, options, ctx);
-  run.run_dir = options.run_dir;
   set_up(run);
   const bool finished = run_loop(run);
   run.result.step = run.state.step;
@@ -175,43 +196,47 @@ void set_up(Run& run) {
   build_model(run);
   start_state_and_loader(run);
   const auto& t = run.cfg.training;
+  const Trainer& tr = run.trainer;
   int64_t n_params = 0;
-  for (const auto& p : run.model->parameters()) n_params += p.numel();
-  if (run.dist->enabled())
+  for (const auto& p : tr.model->parameters()) n_params += p.numel();
+  if (run.dist.enabled())
     spdlog::info("[dist] {} processes ({}), global batch {} = {} per process x {} accumulation x {}",
-                 run.dist->world_size(), run.dist->backend_name(), t.batch_size * run.accumulation * run.dist->world_size(),
-                 t.batch_size, run.accumulation, run.dist->world_size());
+                 run.dist.world_size(), run.dist.backend_name(), t.batch_size * tr.accumulation * run.dist.world_size(),
+                 t.batch_size, tr.accumulation, run.dist.world_size());
   spdlog::info("[train] run {}: {} parameters ({} positional), {} on {}, {} {} steps of {}x{} examples, seq {}",
-               run.run_dir, n_params, model::positional_parameter_count(run.model_cfg), run.optimizer->kind(),
+               run.run_dir, n_params, model::positional_parameter_count(run.start.model_cfg), tr.optimizer->kind(),
                run.device.str(), t.precision == config::Precision::kBf16 ? "bf16" : "fp32", t.steps, t.batch_size,
-               run.accumulation, run.cfg.data.max_seq_length);
+               tr.accumulation, run.cfg.data.max_seq_length);
 }
 
 // Where the weights come from decides the architecture (STYLE §8): the checkpoint to resume, the
 // --init folder, or the config. Writes the resolved config.yaml and opens the metrics stream.
 void choose_start(Run& run) {
+  StartPoint& start = run.start;
   const auto& cfg = run.cfg;
-  run.model_cfg = cfg.model;
+  start.model_cfg = cfg.model;
   if (run.opt.resume) {
     const CheckpointInfo latest =
         run.ctx.resume_point("start without --resume, or pass the --run-dir of the run to continue");
-    run.resume_from = latest.path;
-    run.resume_step = latest.step;
-    run.model_cfg = reconcile_model_config(model::read_hf_config(run.resume_from).model, cfg.model, run.resume_from);
+    start.resume_from = latest.path;
+    start.resume_step = latest.step;
+    start.model_cfg =
+        reconcile_model_config(model::read_hf_config(start.resume_from).model, cfg.model, start.resume_from);
   } else if (!run.opt.init_dir.empty()) {
-    run.model_cfg = reconcile_model_config(model::read_hf_config(run.opt.init_dir).model, cfg.model, run.opt.init_dir);
+    start.model_cfg =
+        reconcile_model_config(model::read_hf_config(run.opt.init_dir).model, cfg.model, run.opt.init_dir);
   }
-  run.resolved = cfg;
-  run.resolved.model = run.model_cfg;
+  start.resolved = cfg;
+  start.resolved.model = start.model_cfg;
   // Absolute, so that the run's config.yaml still finds the data when loaded from the run folder.
   if (!cfg.data.dataset.empty())
-    run.resolved.data.dataset = stdfs::absolute(cfg.data.dataset).lexically_normal().string();
+    start.resolved.data.dataset = stdfs::absolute(cfg.data.dataset).lexically_normal().string();
   const std::string run_config = run.run_dir + "/config.yaml";
-  if (!run.resume_from.empty() && fs::exists(run_config))
-    check_resume_settings(config::load_config(run_config), run.resolved, run_config);
-  if (run.dist->is_main()) config::write_resolved_config(run.resolved, run_config);
+  if (!start.resume_from.empty() && fs::exists(run_config))
+    check_resume_settings(config::load_config(run_config), start.resolved, run_config);
+  if (run.dist.is_main()) config::write_resolved_config(start.resolved, run_config);
   // The steps after the checkpoint are redone: their old records must not stay in the stream.
-  run.ctx.open_metrics(run.resume_from.empty() ? -1 : run.resume_step);
+  run.ctx.open_metrics(start.resume_from.empty() ? -1 : start.resume_step);
 }
 
 // The example-building options of the `data:` section; the seed is the run's.
@@ -234,19 +259,19 @@ void open_data(Run& run) {
   const auto& cfg = run.cfg;
   const auto& t = cfg.training;
   if (cfg.data.dataset.empty()) throw Error("data.dataset: no dataset folder given (hint: run `tisa-train prepare pretrain` and set data.dataset)");
-  run.dataset_dir = cfg.data.dataset;
-  run.dataset = std::make_shared<const data::PretrainDataset>(cfg.data.dataset);
-  const auto& tok = run.dataset->header().tokenizer;
-  if (tok.vocab_size > run.model_cfg.vocab_size)
-    throw Error("model.vocab_size is " + std::to_string(run.model_cfg.vocab_size) + " but the dataset " +
+  run.data.dataset_dir = cfg.data.dataset;
+  run.data.dataset = std::make_shared<const data::PretrainDataset>(cfg.data.dataset);
+  const auto& tok = run.data.dataset->header().tokenizer;
+  if (tok.vocab_size > run.start.model_cfg.vocab_size)
+    throw Error("model.vocab_size is " + std::to_string(run.start.model_cfg.vocab_size) + " but the dataset " +
                 cfg.data.dataset + " was tokenised with " + std::to_string(tok.vocab_size) +
                 " ids (hint: --set model.vocab_size=" + std::to_string(tok.vocab_size) + ")");
   auto examples = example_options(cfg.data, static_cast<uint64_t>(t.seed));
-  run.train_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "train", examples);
-  run.valid_examples = std::make_shared<const data::ExampleBuilder>(run.dataset, "valid", examples);
+  run.data.train_examples = std::make_shared<const data::ExampleBuilder>(run.data.dataset, "train", examples);
+  run.data.valid_examples = std::make_shared<const data::ExampleBuilder>(run.data.dataset, "valid", examples);
   // The weights are first built in host memory; the activations live on the CPU only when
   // training there.
-  const auto need = estimate_training_memory(run.model_cfg, t.batch_size, cfg.data.max_seq_length,
+  const auto need = estimate_training_memory(run.start.model_cfg, t.batch_size, cfg.data.max_seq_length,
                                              cfg.data.max_predictions_per_seq);
   MemoryEstimate host = need;
   if (run.device.is_cuda()) host.activation_bytes = 0, host.parameter_bytes = 4 * need.parameters;
@@ -257,36 +282,37 @@ void open_data(Run& run) {
 // Model, optimiser, schedule, the update step and data parallelism. Weights are initialised from
 // the seed, then overwritten by --init or the checkpoint; the generator state is restored later.
 void build_model(Run& run) {
+  Trainer& tr = run.trainer;
   const auto& cfg = run.cfg;
   const auto& t = cfg.training;
   torch::manual_seed(static_cast<uint64_t>(t.seed));
-  run.model = model::AlbertForPreTraining(run.model_cfg);
-  run.model->to(run.device);
-  if (!run.resume_from.empty()) load_weights(run.model, run.resume_from);
-  else if (!run.opt.init_dir.empty()) load_weights(run.model, run.opt.init_dir);
+  tr.model = model::AlbertForPreTraining(run.start.model_cfg);
+  tr.model->to(run.device);
+  if (!run.start.resume_from.empty()) load_weights(tr.model, run.start.resume_from);
+  else if (!run.opt.init_dir.empty()) load_weights(tr.model, run.opt.init_dir);
   optim::NamedParams params;
-  for (const auto& p : run.model->named_parameters(true)) params.emplace_back(p.key(), p.value());
-  run.optimizer = optim::make_optimizer(cfg.optimizer, std::move(params));
-  run.schedule = std::make_unique<optim::LrSchedule>(cfg.schedule, cfg.optimizer.lr, t.steps);
-  run.step_fn = std::make_unique<PretrainStep>(run.model, *run.optimizer, *run.schedule, cfg.optimizer.clip_norm,
+  for (const auto& p : tr.model->named_parameters(true)) params.emplace_back(p.key(), p.value());
+  tr.optimizer = optim::make_optimizer(cfg.optimizer, std::move(params));
+  tr.schedule = std::make_unique<optim::LrSchedule>(cfg.schedule, cfg.optimizer.lr, t.steps);
+  tr.step_fn = std::make_unique<PretrainStep>(tr.model, *tr.optimizer, *tr.schedule, cfg.optimizer.clip_norm,
                                                run.device, t.precision);
-  run.step_fn->loss_hook = run.opt.loss_hook;
-  run.step_fn->dist = run.dist;  // [dist] counts of the whole update (update_step.h)
+  tr.step_fn->loss_hook = run.opt.loss_hook;
+  tr.step_fn->dist = &run.dist;  // [dist] counts of the whole update (update_step.h)
   // [dist] every rank starts from rank 0's weights; gradients are summed in buckets (each rank's
   // loss is its share of the update's mean). The ranks must first agree on what they train
   // (model, optimiser, data, schedule: the resolved config). (The dataset path may be mounted at
   // different places on different machines: not compared.)
-  config::Config compared = run.resolved;
+  config::Config compared = run.start.resolved;
   compared.data.dataset.clear();
-  run.dist->require_same_on_all_ranks(fs::fnv1a64(config::dump_yaml(compared)), "the training settings");
-  if (!run.dist->enabled()) return;
+  run.dist.require_same_on_all_ranks(fs::fnv1a64(config::dump_yaml(compared)), "the training settings");
+  if (!run.dist.enabled()) return;
   std::vector<at::Tensor> state_tensors;
-  for (const auto& p : run.model->parameters()) state_tensors.push_back(p);
-  for (const auto& b : run.model->buffers()) state_tensors.push_back(b);
-  run.dist->broadcast_tensors(state_tensors);
-  run.reducer = std::make_unique<GradientReducer>(*run.dist, run.model->parameters(),
+  for (const auto& p : tr.model->parameters()) state_tensors.push_back(p);
+  for (const auto& b : tr.model->buffers()) state_tensors.push_back(b);
+  run.dist.broadcast_tensors(state_tensors);
+  tr.reducer = std::make_unique<GradientReducer>(run.dist, tr.model->parameters(),
                                                   GradientReducer::kDefaultBucketBytes, GradientReduction::kSum);
-  run.step_fn->reducer = run.reducer.get();
+  tr.step_fn->reducer = tr.reducer.get();
 }
 
 // The checkpoint's optimiser state, training state and generators (on resume), the accumulation
@@ -295,28 +321,28 @@ void start_state_and_loader(Run& run) {
   const auto& cfg = run.cfg;
   const auto& t = cfg.training;
   data::DataPosition start;
-  if (!run.resume_from.empty()) {
-    run.state = run.ctx.load_checkpoint(run.resume_from, *run.optimizer);  // optimiser, state, generators
+  if (!run.start.resume_from.empty()) {
+    run.state = run.ctx.load_checkpoint(run.start.resume_from, *run.trainer.optimizer);  // optimiser, state, generators
     start = data::DataPosition::from_json(run.state.data_position);
-    run.result.last_checkpoint = run.resume_from;
+    run.result.last_checkpoint = run.start.resume_from;
     if (run.state.last_eval_mlm_loss) run.last_eval_step = run.state.step;
-    spdlog::info("[train] resuming {} at step {} (data epoch {} index {})", run.resume_from, run.state.step,
+    spdlog::info("[train] resuming {} at step {} (data epoch {} index {})", run.start.resume_from, run.state.step,
                  start.epoch, start.index);
   }
   data::LoaderOptions lo;
   lo.batch_size = t.batch_size;
   lo.workers = cfg.data.workers;
   lo.prefetch_batches = cfg.data.prefetch_batches;
-  lo.rank = run.dist->rank();  // [dist] this rank's shard
-  lo.world_size = run.dist->world_size();
-  run.accumulation = resolve_accumulation(t, run.dist->world_size(), run.resume_from);
-  run.loader = std::make_unique<data::PretrainBatchLoader>(run.train_examples, lo, start);
+  lo.rank = run.dist.rank();  // [dist] this rank's shard
+  lo.world_size = run.dist.world_size();
+  run.trainer.accumulation = resolve_accumulation(t, run.dist.world_size(), run.start.resume_from);
+  run.data.loader = std::make_unique<data::PretrainBatchLoader>(run.data.train_examples, lo, start);
 }
 
 std::vector<data::PretrainBatch> next_micro_batches(Run& run) {
-  std::vector<data::PretrainBatch> micro(static_cast<size_t>(run.accumulation));
+  std::vector<data::PretrainBatch> micro(static_cast<size_t>(run.trainer.accumulation));
   for (auto& b : micro)
-    if (!run.loader->next(b)) throw Error("[data] the training loader ran out of batches (empty train split?)");
+    if (!run.data.loader->next(b)) throw Error("[data] the training loader ran out of batches (empty train split?)");
   return micro;
 }
 
@@ -329,30 +355,31 @@ void handle_bad_step(Run& run, const StepResult& r) {
 }
 
 void log_step(Run& run, const StepResult& r) {
+  LogWindow& w = run.window;
   if (r.applied) {
-    run.log_loss += r.loss, run.log_mlm += r.mlm_loss, run.log_sop += r.sop_loss;
-    ++run.log_steps;
+    w.loss += r.loss, w.mlm += r.mlm_loss, w.sop += r.sop_loss;
+    ++w.steps;
   }
-  run.log_tokens += r.tokens;
+  w.tokens += r.tokens;
   const int64_t step = run.state.step;
-  if (!due(step, run.cfg.training.log_interval, run.cfg.training.steps) || run.log_steps == 0) return;
+  if (!due(step, run.cfg.training.log_interval, run.cfg.training.steps) || w.steps == 0) return;
   const auto now = std::chrono::steady_clock::now();
-  const double seconds = std::chrono::duration<double>(now - run.log_start).count();
-  const double n = static_cast<double>(run.log_steps), tok_s = seconds > 0 ? run.log_tokens / seconds : 0.0;
+  const double seconds = std::chrono::duration<double>(now - w.start).count();
+  const double n = static_cast<double>(w.steps), tok_s = seconds > 0 ? w.tokens / seconds : 0.0;
   spdlog::info("[train] step {} loss {:.4f} mlm {:.4f} sop {:.4f} lr {:.3e} grad_norm {:.3f} tok/s {:.0f}", step,
-               run.log_loss / n, run.log_mlm / n, run.log_sop / n, r.lr, r.grad_norm, tok_s);
-  run.ctx.metrics().write("train", step, {{"loss", run.log_loss / n}, {"mlm_loss", run.log_mlm / n},
-                                     {"sop_loss", run.log_sop / n}, {"lr", r.lr}, {"grad_norm", r.grad_norm},
+               w.loss / n, w.mlm / n, w.sop / n, r.lr, r.grad_norm, tok_s);
+  run.ctx.metrics().write("train", step, {{"loss", w.loss / n}, {"mlm_loss", w.mlm / n},
+                                     {"sop_loss", w.sop / n}, {"lr", r.lr}, {"grad_norm", r.grad_norm},
                                      {"tokens_per_s", tok_s}, {"tokens_seen", run.state.tokens_seen}});
-  run.log_loss = run.log_mlm = run.log_sop = 0;
-  run.log_steps = run.log_tokens = 0;
-  run.log_start = now;
+  w.loss = w.mlm = w.sop = 0;
+  w.steps = w.tokens = 0;
+  w.start = now;
 }
 
 void run_evaluation(Run& run) {
   const auto& t = run.cfg.training;
   run.last_eval_step = run.state.step;
-  if (run.dataset->split("valid").num_documents() == 0) {
+  if (run.data.dataset->split("valid").num_documents() == 0) {
     spdlog::warn("[eval] the dataset has no valid split: skipping evaluation");
     return;
   }
@@ -360,13 +387,13 @@ void run_evaluation(Run& run) {
   lo.batch_size = t.batch_size;
   lo.workers = 0;  // build in this thread: evaluation is short and must not compete with training workers
   lo.loop = false;
-  lo.rank = run.dist->rank();  // [dist] ranks evaluate disjoint shards of the same slots, summed below
-  lo.world_size = run.dist->world_size();
-  data::PretrainBatchLoader loader(run.valid_examples, lo, data::DataPosition{});
+  lo.rank = run.dist.rank();  // [dist] ranks evaluate disjoint shards of the same slots, summed below
+  lo.world_size = run.dist.world_size();
+  data::PretrainBatchLoader loader(run.data.valid_examples, lo, data::DataPosition{});
   // [dist] each rank reads ceil(eval_batches / world) batches of its shard: the same slots as one process.
-  const int64_t w = run.dist->world_size();
+  const int64_t w = run.dist.world_size();
   const int64_t batches = t.eval_batches > 0 ? (t.eval_batches + w - 1) / w : 0;
-  EvalResult e = reduce_eval_result(*run.dist, evaluate(run.model, loader, batches, run.device, t.precision));
+  EvalResult e = reduce_eval_result(run.dist, evaluate(run.trainer.model, loader, batches, run.device, t.precision));
   run.state.last_eval_mlm_loss = e.mlm_loss;
   run.result.last_eval = e;
   if (!std::isfinite(e.mlm_loss))
@@ -379,8 +406,8 @@ void run_evaluation(Run& run) {
                             {"examples", e.examples},  {"predictions", e.predictions}};
   // Paper §3: the translation invariance of the absolute table grows during training; log it at
   // every evaluation (models without an absolute table have nothing to measure).
-  const int64_t n = std::min(run.model_cfg.max_position_embeddings, run.cfg.data.max_seq_length);
-  if (auto tau = analysis::model_position_invariance(*run.model, run.model_cfg.num_attention_heads, n)) {
+  const int64_t n = std::min(run.start.model_cfg.max_position_embeddings, run.cfg.data.max_seq_length);
+  if (auto tau = analysis::model_position_invariance(*run.trainer.model, run.start.model_cfg.num_attention_heads, n)) {
     values.update(analysis::to_json(*tau));
     spdlog::info("[eval] step {} tau_gram {:.4f} tau_heads_mean {:.4f}", run.state.step, tau->tau_gram,
                  tau->tau_heads_mean);
@@ -389,7 +416,7 @@ void run_evaluation(Run& run) {
 }
 
 void save_checkpoint(Run& run) {
-  if (!run.dist->is_main()) return;  // [dist] rank 0 writes; the replicas are identical
+  if (!run.dist.is_main()) return;  // [dist] rank 0 writes; the replicas are identical
   auto& s = run.state;
   if (run.last_eval_step != s.step) s.last_eval_mlm_loss.reset();
   // NaN is never a result: a non-finite evaluation cannot become the best step.
@@ -402,19 +429,19 @@ void save_checkpoint(Run& run) {
     if (type == run.cfg.schedule.type) s.schedule = name;
   const auto& t = run.cfg.training;
   run.result.last_checkpoint = run.ctx.save_checkpoint(
-      s, *run.optimizer,
+      s, *run.trainer.optimizer,
       [&](const std::string& dir) {
-        model::save_hf_model(dir, *run.model, run.model_cfg, model::kPretrainingArchitecture);
-        write_data_parallel_record(dir, {run.dist->world_size(), t.batch_size, run.accumulation});  // [dist]
+        model::save_hf_model(dir, *run.trainer.model, run.start.model_cfg, model::kPretrainingArchitecture);
+        write_data_parallel_record(dir, {run.dist.world_size(), t.batch_size, run.trainer.accumulation});  // [dist]
       },
       t.keep_checkpoints, s.best_step >= 0 ? std::optional<int64_t>(s.best_step) : std::nullopt);
 }
 
 void write_final_model(Run& run) {
-  if (!run.dist->is_main()) return;  // [dist]
+  if (!run.dist.is_main()) return;  // [dist]
   const std::string dir = run.run_dir + "/final";
-  model::save_hf_model(dir, *run.model, run.model_cfg, model::kPretrainingArchitecture);
-  copy_dataset_tokenizer(run.dataset_dir, dir);
+  model::save_hf_model(dir, *run.trainer.model, run.start.model_cfg, model::kPretrainingArchitecture);
+  copy_dataset_tokenizer(run.data.dataset_dir, dir);
   run.result.final_dir = dir;
   spdlog::info("[train] done: {} steps, final model in {}", run.state.step, dir);
 }

@@ -496,6 +496,28 @@ TEST(GlueEndToEnd, ClearErrors) {
                     tmp + "/e3.log");
   EXPECT_EQ(missing.rc, 1);
   EXPECT_NE(missing.output.find("train.tsv"), std::string::npos) << missing.output;
+  // --data-dir and --init stay required (usage error, exit 2) unless only --print-config is asked.
+  CmdResult no_data = run("glue --task RTE --init " + tmp + "/init", tmp + "/e4.log");
+  EXPECT_EQ(no_data.rc, 2) << no_data.output;
+  EXPECT_NE(no_data.output.find("--data-dir is required"), std::string::npos) << no_data.output;
+}
+
+// Issue 16: the task table is the one source of a task's settings; --print-config shows the
+// effective ones (table < --set), every key, as YAML that --config accepts back.
+TEST(GlueEndToEnd, PrintConfigShowsTheEffectiveSettings) {
+  const std::string tmp = tisa::test::make_temp_dir("glue_print_config");
+  CmdResult r = run("glue --task MRPC --print-config --set glue.max_length=64", tmp + "/p.log");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("# tisa-train glue --task MRPC: effective settings (from the GLUE task table"),
+            std::string::npos)
+      << r.output;
+  for (const char* line : {"task: \"MRPC\"", "batch_size: 32", "steps: 800", "warmup_steps: 200", "max_length: 64",
+                           "eval_batch_size: 64"})
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  CmdResult all = run("glue --task all --print-config", tmp + "/all.log");
+  ASSERT_EQ(all.rc, 0) << all.output;
+  for (const char* task : {"CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI"})
+    EXPECT_NE(all.output.find(std::string("--task ") + task + ":"), std::string::npos) << task;
 }
 
 namespace {
@@ -636,7 +658,7 @@ TEST(GlueEndToEnd, InterruptAndResumeEndBitIdentical) {
     CmdResult resumed = run(common + " --run-dir " + dir + " --resume", tmp + "/" + name + "2.log");
     ASSERT_EQ(resumed.rc, 0) << resumed.output;
     EXPECT_NE(resumed.output.find("resuming"), std::string::npos) << resumed.output;
-    for (const std::string file : {last + "/weights.safetensors", last + "/optimizer.safetensors",
+    for (const std::string& file : {last + "/weights.safetensors", last + "/optimizer.safetensors",
                                    last + "/training_state.json", seed + "/best/model.safetensors"}) {
       const std::string a = tisa::test::slurp(tmp + "/full" + file), b = tisa::test::slurp(dir + file);
       EXPECT_FALSE(a.empty()) << file;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -112,6 +113,52 @@ TEST(GlueMetricsTest, TaskNamesAndMainMetric) {
   EXPECT_EQ(m::glue_compute_metrics("MNLI-mm", {0, 2}, {0, 1}).values[0].first, "mnli-mm/acc");
   EXPECT_DOUBLE_EQ(m::glue_compute_metrics("RTE", {0, 1, 1, 1}, {0, 1, 0, 1}).main_value(), 0.75);
   EXPECT_DOUBLE_EQ(m::glue_compute_metrics("AX", {0, 1, 2}, {0, 1, 2}).get("mcc"), 1.0);
+}
+
+// Issue 16: which metrics a task reports is a row of the task table; every task gets exactly the
+// keys of transformers 4.30's glue_compute_metrics (AX: the diagnostic's MCC), in that order, and
+// its main metric is the table's.
+TEST(GlueMetricsTest, EveryTaskComputesWhatTheTableLists) {
+  const std::map<std::string, std::vector<std::string>> transformers_keys = {
+      {"CoLA", {"mcc"}},
+      {"SST-2", {"acc"}},
+      {"MRPC", {"acc", "f1", "acc_and_f1"}},
+      {"STS-B", {"pearson", "spearmanr", "corr"}},
+      {"QQP", {"acc", "f1", "acc_and_f1"}},
+      {"MNLI", {"mnli/acc"}},
+      {"QNLI", {"acc"}},
+      {"RTE", {"acc"}},
+      {"WNLI", {"acc"}},
+      {"AX", {"mcc"}}};
+  const std::vector<double> preds{0, 1, 1, 0, 1, 2}, labels{0, 1, 0, 0, 1, 1};
+  const std::vector<double> binary_preds{0, 1, 1, 0, 1, 1};
+  EXPECT_EQ(tisa::data::glue_tasks().size(), transformers_keys.size());
+  for (const auto& task : tisa::data::glue_tasks()) {
+    SCOPED_TRACE(task.name);
+    const bool binary = task.labels.size() == 2;
+    m::MetricSet set = m::glue_compute_metrics(task.name, binary ? binary_preds : preds, labels);
+    std::vector<std::string> keys;
+    for (const auto& [key, value] : set.values) keys.push_back(key);
+    EXPECT_EQ(keys, transformers_keys.at(task.name));
+    ASSERT_EQ(keys.size(), task.metrics.size());
+    for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(keys[i], task.metric_key(task.metrics[i], task.metric_task));
+    if (task.trainable()) {
+      EXPECT_EQ(set.main, task.main_metric);
+    }
+    EXPECT_EQ(m::metric_task_name(task.name), task.metric_task);
+    // Hand-checked values of the shared inputs: 4 of 6 right.
+    if (set.values[0].first == "acc" || set.values[0].first == "mnli/acc") {
+      EXPECT_DOUBLE_EQ(set.values[0].second, binary ? 5.0 / 6.0 : 4.0 / 6.0);
+    }
+  }
+  // A split with its own metrics name (MNLI's mismatched sets) keys its values apart.
+  m::MetricSet mm = m::glue_compute_metrics("mnli-mm", preds, labels);
+  EXPECT_EQ(mm.main, "mnli-mm/acc");
+  EXPECT_EQ(mm.values.size(), 1u);
+  // Direct form: a task row and a metrics name.
+  const auto& mrpc = tisa::data::find_glue_task("MRPC");
+  m::MetricSet direct = m::compute_task_metrics(mrpc, mrpc.metric_task, binary_preds, labels);
+  EXPECT_DOUBLE_EQ(direct.get("acc_and_f1"), (direct.get("acc") + direct.get("f1")) / 2);
 }
 
 TEST(GlueMetricsTest, Errors) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "common/fs.h"
 #include "config/config_loader.h"
 #include "data/glue_tsv.h"
 #include "glue/finetune.h"
@@ -171,7 +172,7 @@ TEST(GlueTasks, OneTableDescribesEveryTask) {
     EXPECT_GT(t.defaults.batch_size, 0) << name;
     EXPECT_GT(t.defaults.steps, t.defaults.warmup_steps) << name;
     EXPECT_EQ(info.dev_splits.front(), t.main_dev_split().name) << name;
-    auto builtin = config::config_from_overrides(glue::builtin_task_defaults(name)).glue;
+    auto builtin = config::config_from_overrides(glue::task_default_overrides(name)).glue;
     EXPECT_EQ(builtin.lr, t.defaults.lr) << name;
     EXPECT_EQ(builtin.batch_size, t.defaults.batch_size) << name;
     EXPECT_EQ(builtin.steps, t.defaults.steps) << name;
@@ -208,29 +209,57 @@ TEST(GlueSteps, StepsFromEpochsAndWarmupFromFraction) {
   EXPECT_EQ(glue::resolve_glue_warmup(g, 800), 200);
 }
 
-// The built-in fallback and configs/glue/<TASK>.yaml must give the same settings.
-TEST(GlueDefaults, BuiltInDefaultsMatchTheConfigFiles) {
+// Issue 16: the task table is the one source of a task's settings. Without --config a task gets
+// config.h's defaults with the table's four numbers on top, then --set; --print-config shows the
+// same settings as YAML that loads back unchanged.
+TEST(GlueDefaults, EffectiveSettingsAreDefaultsPlusTheTableRow) {
+  const config::GlueConfig defaults = config::default_config().glue;
   for (const auto& task : glue::glue_task_names()) {
-    const std::string file = test::source_dir() + "/configs/glue/" + task + ".yaml";
-    ASSERT_TRUE(test::file_exists(file)) << file;
-    auto from_file = config::load_config(file).glue;
-    auto builtin = config::config_from_overrides(glue::builtin_task_defaults(task)).glue;
-    EXPECT_EQ(from_file.task, task);
-    EXPECT_EQ(builtin.task, task);
-    EXPECT_DOUBLE_EQ(from_file.lr, builtin.lr) << task;
-    EXPECT_EQ(from_file.batch_size, builtin.batch_size) << task;
-    EXPECT_EQ(from_file.steps, builtin.steps) << task;
-    EXPECT_EQ(from_file.warmup_steps, builtin.warmup_steps) << task;
-    EXPECT_EQ(from_file.max_length, builtin.max_length) << task;
-    EXPECT_DOUBLE_EQ(from_file.classifier_dropout, builtin.classifier_dropout) << task;
+    const data::GlueTask& row = data::find_glue_task(task);
+    std::string source;
+    const config::Config cfg = glue::task_config(task, "", {}, &source);
+    EXPECT_NE(source.find("task table"), std::string::npos) << source;
+    EXPECT_EQ(cfg.glue.task, task);
+    EXPECT_EQ(cfg.glue.lr, row.defaults.lr) << task;
+    EXPECT_EQ(cfg.glue.batch_size, row.defaults.batch_size) << task;
+    EXPECT_EQ(cfg.glue.steps, row.defaults.steps) << task;
+    EXPECT_EQ(cfg.glue.warmup_steps, row.defaults.warmup_steps) << task;
+    // Task-independent settings: config.h's, in one place.
+    EXPECT_EQ(cfg.glue.max_length, defaults.max_length) << task;
+    EXPECT_EQ(cfg.glue.weight_decay, defaults.weight_decay) << task;
+    EXPECT_EQ(cfg.glue.classifier_dropout, defaults.classifier_dropout) << task;
+    EXPECT_EQ(cfg.glue.eval_interval, defaults.eval_interval) << task;
+    EXPECT_EQ(cfg.glue.eval_batch_size, defaults.eval_batch_size) << task;
+    // The printed settings are a complete config: loading them gives the same settings.
+    const std::string yaml = glue::describe_task_config(task, "", {});
+    EXPECT_EQ(yaml.rfind("# tisa-train glue --task " + task, 0), 0u) << yaml;
+    const std::string file = test::make_temp_dir("glue_print_config") + "/" + task + ".yaml";
+    fs::write_file_atomic(file, yaml);
+    EXPECT_EQ(config::dump_yaml(config::load_config(file)), config::dump_yaml(cfg)) << task;
   }
+  // --set wins over the table; a --config file replaces the table's layer (a complete config).
+  std::string source;
+  auto set = glue::task_config("MRPC", "", {"glue.lr=1e-4", "glue.max_length=64"}, &source).glue;
+  EXPECT_EQ(set.lr, 1e-4);
+  EXPECT_EQ(set.max_length, 64);
+  EXPECT_EQ(set.steps, 800);
+  const std::string own = test::make_temp_dir("glue_own_config") + "/own.yaml";
+  fs::write_file_atomic(own, "glue:\n  steps: 7\n");
+  auto from_file = glue::task_config("MRPC", own, {"glue.batch_size=4"}, &source).glue;
+  EXPECT_EQ(source, own);
+  EXPECT_EQ(from_file.steps, 7);
+  EXPECT_EQ(from_file.batch_size, 4);
+  EXPECT_EQ(from_file.lr, defaults.lr);
+  // No per-task YAML copies of the table remain to drift from it.
+  for (const auto& task : glue::glue_task_names())
+    EXPECT_FALSE(test::file_exists(test::source_dir() + "/configs/glue/" + task + ".yaml")) << task;
   // Spot checks against ALBERT's run_glue.sh.
-  auto cola = config::config_from_overrides(glue::builtin_task_defaults("CoLA")).glue;
+  auto cola = config::config_from_overrides(glue::task_default_overrides("CoLA")).glue;
   EXPECT_DOUBLE_EQ(cola.lr, 1e-5);
   EXPECT_EQ(cola.batch_size, 16);
   EXPECT_EQ(cola.steps, 5336);
   EXPECT_EQ(cola.warmup_steps, 320);
-  auto mnli = config::config_from_overrides(glue::builtin_task_defaults("MNLI")).glue;
+  auto mnli = config::config_from_overrides(glue::task_default_overrides("MNLI")).glue;
   EXPECT_DOUBLE_EQ(mnli.lr, 3e-5);
   EXPECT_EQ(mnli.batch_size, 128);
   EXPECT_EQ(mnli.steps, 10000);
