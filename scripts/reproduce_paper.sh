@@ -182,7 +182,11 @@ parallel_stage() {
   (stage "$@") >"$OUT/logs/$1.log" 2>&1 &
 }
 finish_parallel() {
-  wait || true
+  # Only our stages: a bare `wait` would also wait for the log's tee (the last process
+  # substitution, still $! when no stage ran in the background) and never return.
+  local pids
+  pids=$(jobs -p)
+  [ -z "$pids" ] || wait $pids || true
   local failed=()
   for name in "$@"; do [ -f "$OUT/stages/$name.done" ] || failed+=("$OUT/logs/$name.log"); done
   ((${#failed[@]} == 0)) || die "stages failed; see ${failed[*]}"

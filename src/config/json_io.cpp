@@ -72,21 +72,20 @@ TreeNode from_json(const nlohmann::json& j, const Location& loc) {
 
 }  // namespace
 
-nlohmann::json model_config_to_json(const ModelConfig& model) {
+namespace {
+// Any config struct through its visit() list (non-const, hence the copy) as nested JSON.
+template <class Section>
+nlohmann::json section_to_json(Section copy) {
   nlohmann::json out;
-  ModelConfig copy = model;
   JsonWriter writer(out);
   copy.visit(writer);
   return out;
 }
+}  // namespace
 
-nlohmann::json config_to_json(const Config& config) {
-  nlohmann::json out;
-  Config copy = config;
-  JsonWriter writer(out);
-  copy.visit(writer);
-  return out;
-}
+nlohmann::json model_config_to_json(const ModelConfig& model) { return section_to_json(model); }
+
+nlohmann::json config_to_json(const Config& config) { return section_to_json(config); }
 
 ModelConfig model_config_from_json(const nlohmann::json& json, const std::string& source) {
   if (!json.is_object()) throw Error(source + ": expected a JSON object with the model configuration");
@@ -106,13 +105,7 @@ ModelConfig model_config_from_json(const nlohmann::json& json, const std::string
   return model;
 }
 
-nlohmann::json position_config_to_json(const PositionConfig& position) {
-  nlohmann::json out;
-  PositionConfig copy = position;
-  JsonWriter writer(out);
-  copy.visit(writer);
-  return out;
-}
+nlohmann::json position_config_to_json(const PositionConfig& position) { return section_to_json(position); }
 
 PositionConfig position_config_from_json(const nlohmann::json& json, const std::string& source,
                                          const std::string& key_prefix) {

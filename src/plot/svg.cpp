@@ -565,32 +565,23 @@ std::string render_svg(const Figure& figure) {
   return out.str();
 }
 
-std::string render_svg(const Heatmap& heatmap, double width, double height) {
+namespace {
+// One panel as a whole document.
+std::string render_alone(const Panel& panel, double width, double height) {
   Figure f;
-  f.panels.push_back(heatmap);
+  f.panels.push_back(panel);
   f.columns = 1;
   f.panel_width = width;
   f.panel_height = height;
   return render_svg(f);
 }
+}  // namespace
 
-std::string render_svg(const IntervalChart& chart, double width, double height) {
-  Figure f;
-  f.panels.push_back(chart);
-  f.columns = 1;
-  f.panel_width = width;
-  f.panel_height = height;
-  return render_svg(f);
-}
+std::string render_svg(const Heatmap& heatmap, double width, double height) { return render_alone(heatmap, width, height); }
 
-std::string render_svg(const LineChart& chart, double width, double height) {
-  Figure f;
-  f.panels.push_back(chart);
-  f.columns = 1;
-  f.panel_width = width;
-  f.panel_height = height;
-  return render_svg(f);
-}
+std::string render_svg(const IntervalChart& chart, double width, double height) { return render_alone(chart, width, height); }
+
+std::string render_svg(const LineChart& chart, double width, double height) { return render_alone(chart, width, height); }
 
 void write_svg(const std::string& path, const Figure& figure) { fs::write_file_atomic(path, render_svg(figure)); }
 void write_svg(const std::string& path, const Heatmap& heatmap) { fs::write_file_atomic(path, render_svg(heatmap)); }

@@ -323,6 +323,7 @@ TEST(ConfigTest, DescribeDefaultsListsEveryKey) {
   EXPECT_HAS(text, "{" + join(tisa::config::position_scheme_names(), "|") + "} = none");
   EXPECT_HAS(text, "{per_layer|per_module|model} = per_layer");
   EXPECT_HAS(text, "glue.eval_batch_size");
+  EXPECT_HAS(text, "glue.group_by_length");
   // model, position (absolute, relative, sharing and each installed scheme's settings), data,
   // optimizer, schedule, training, glue
   size_t position_keys = 0;
@@ -330,7 +331,7 @@ TEST(ConfigTest, DescribeDefaultsListsEveryKey) {
     if (key.rfind("model.position.", 0) == 0) ++position_keys;
   EXPECT_GE(position_keys, 3u + 4 + 7 + 1 + 2 + 3);  // shaw, tisa, rope, t5 and fire at least
   EXPECT_EQ(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')),
-            17 + position_keys + 10 + 9 + 3 + 15 + 12);
+            17 + position_keys + 10 + 9 + 3 + 15 + 13);
 }
 
 TEST(ConfigTest, ModelConfigJsonRoundTrip) {
