@@ -10,7 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PRETRAIN_STEPS=3000
-GLUE_STEPS=800
+# 1,600 updates (8.5 epochs of the 6,000-example sample): on the demo's model dev accuracy still
+# rises after 800 (0.659 at 800, 0.677 at 1,600 with 2 threads; 3,200 adds nothing).
+GLUE_STEPS=1600
 while (($#)); do
   case "$1" in
     --steps) PRETRAIN_STEPS="$2"; shift 2 ;;
@@ -49,3 +51,7 @@ echo "== 4/4 GLUE: fine-tune on the SST-2 sample"
 echo
 echo "Pretraining metrics: $OUT/pretrain/metrics.jsonl   GLUE results: $OUT/glue/results.json"
 "$BIN" eval --task SST-2 --model "$OUT/glue/SST-2/seed-12345/best" --data-dir data/sample/glue
+# Every step above is deterministic for a given thread count (2 here, pinned) and build: two fresh
+# runs with Debian's LibTorch 1.13 on the 2-core x86-64 development VM gave the same predictions.
+echo "(reference: dev acc 0.6766 with Debian's LibTorch 1.13 and 2 threads; another LibTorch build"
+echo " or CPU family rounds differently and lands nearby, e.g. 0.689 with 1 thread; chance is 0.509)"
