@@ -4,7 +4,7 @@
 # each position variant on identical data, fine-tune each on GLUE with several seeds, evaluate
 # the MLM loss at 1x, 2x and 4x the training length, and write the results table.
 #
-#   scripts/reproduce_paper.sh --scale smoke|small|base --glue-dir DIR [--corpus FILE...]
+#   scripts/reproduce_paper.sh --scale smoke|small|cpu|base --glue-dir DIR [--corpus FILE...]
 #       [--out DIR] [--seeds 1,2,3] [--variants absolute,absolute_tisa,tisa,shaw,none,rope,alibi,t5,kerple_log,fire,sinusoidal]
 #       [--tasks RTE,MRPC] [--set KEY=VALUE]... [--bin DIR] [--jobs N]
 #
@@ -74,10 +74,10 @@ while (($#)); do
   esac
 done
 
-[ -n "$SCALE" ] || die "--scale smoke|small|base is required (see --help)"
+[ -n "$SCALE" ] || die "--scale smoke|small|cpu|base is required (see --help)"
 SCALE_DIR="$ROOT/configs/paper/$SCALE"
 if [ ! -f "$SCALE_DIR/common.yaml" ] || [ ! -f "$SCALE_DIR/reproduce.env" ]; then
-  die "--scale $SCALE: no configs/paper/$SCALE/{common.yaml,reproduce.env} (scales: smoke, small, base)"
+  die "--scale $SCALE: no configs/paper/$SCALE/{common.yaml,reproduce.env} (scales: smoke, small, cpu, base)"
 fi
 [ -n "$GLUE_DIR" ] || die "--glue-dir DIR is required (a GLUE folder: DIR/RTE/train.tsv, DIR/RTE/dev.tsv, ...)"
 [ -d "$GLUE_DIR" ] || die "--glue-dir $GLUE_DIR is not a folder"
@@ -145,7 +145,7 @@ if [ -f "$OUT/settings.txt" ]; then
 else
   printf '%s\n' "$SETTINGS" >"$OUT/settings.txt"
 fi
-COMMAND="scripts/reproduce_paper.sh --scale $SCALE --glue-dir $GLUE_DIR --corpus ${CORPUS[*]} --out $OUT --seeds $SEEDS --variants $VARIANTS${TASKS:+ --tasks $TASKS}"
+COMMAND="scripts/reproduce_paper.sh --scale $SCALE --glue-dir $GLUE_DIR --corpus ${CORPUS[*]} --out $OUT --seeds $SEEDS --variants $VARIANTS${TASKS:+ --tasks $TASKS} --jobs $JOBS"
 for s in "${PRETRAIN_SET[@]}"; do COMMAND+=" --set $s"; done
 exec > >(tee -a "$OUT/reproduce.log") 2>&1
 echo "[paper] $(date -u '+%Y-%m-%d %H:%M:%S UTC') $COMMAND"
