@@ -240,8 +240,12 @@ finetune() {
   local task_var="GLUE_SET_${t//-/_}"
   for s in $GLUE_SET ${!task_var:-}; do args+=(--set "$s"); done
   ((THREADS == 0)) || args+=(--set "training.threads=$THREADS")
+  # Every task of a variant shares the run folder OUT/glue/V, which tisa-train holds for the
+  # whole of a run (a second process is refused): with --jobs > 1 two tasks of one variant take
+  # turns on it through this lock instead of failing.
+  mkdir -p "$OUT/glue"
   # The stage is not done: results of an earlier, interrupted attempt at this task are replaced.
-  "$TT" glue --task "$t" --data-dir "$GLUE_DIR" --init "$OUT/pretrain/$v/final" --seeds "$SEEDS" \
+  flock "$OUT/glue/.$v.lock" "$TT" glue --task "$t" --data-dir "$GLUE_DIR" --init "$OUT/pretrain/$v/final" --seeds "$SEEDS" \
     --run-dir "$OUT/glue/$v" --overwrite "${args[@]}"
   [ -f "$OUT/glue/$v/$t/results.json" ] || die "GLUE $t for $v wrote no results.json"
 }
@@ -256,8 +260,9 @@ names=()
 for v in "${VARIANT_LIST[@]}"; do parallel_stage "length-$v" length_eval "$v"; names+=("length-$v"); done
 finish_parallel "${names[@]}"
 names=()
-for v in "${VARIANT_LIST[@]}"; do
-  for t in "${TASK_LIST[@]}"; do parallel_stage "glue-$v-$t" finetune "$v" "$t"; names+=("glue-$v-$t"); done
+# Task by task, so that the stages running at once are mostly of different variants (see finetune).
+for t in "${TASK_LIST[@]}"; do
+  for v in "${VARIANT_LIST[@]}"; do parallel_stage "glue-$v-$t" finetune "$v" "$t"; names+=("glue-$v-$t"); done
 done
 finish_parallel "${names[@]}"
 
