@@ -12,6 +12,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "support/test_paths.h"
 
@@ -151,4 +153,53 @@ TEST(ReproduceSmoke, WritesTheTableAndResumes) {
   // The same folder with other settings is refused.
   EXPECT_NE(run(base + " --seeds 1,2 > " + dir + "/log3.txt 2>&1"), 0);
   EXPECT_TRUE(contains(slurp(dir + "/log3.txt"), "made with other settings")) << slurp(dir + "/log3.txt");
+}
+
+// Every GLUE task of a variant writes under the same run folder (OUT/glue/V), which tisa-train
+// holds for the whole of a run. With --jobs 2 the two tasks of the only variant start together:
+// they must take turns, not refuse each other (the script used to fail the second with "in use").
+TEST(ReproduceSmoke, ParallelTasksOfOneVariantTakeTurns) {
+  const std::string script = source_dir() + "/scripts/reproduce_paper.sh";
+  const std::string corpus = source_dir() + "/data/sample/corpus/alice.txt";
+  const std::string sst2 = source_dir() + "/data/sample/glue/SST-2";
+  for (const auto& f : {script, corpus, sst2 + "/train.tsv", sst2 + "/dev.tsv"})
+    if (!file_exists(f)) GTEST_SKIP() << "needed file not found: " << f;
+  if (run("command -v bash > /dev/null && command -v flock > /dev/null") != 0)
+    GTEST_SKIP() << "bash or flock not found";
+
+  const std::string dir = make_temp_dir("reproduce_jobs"), glue = dir + "/glue", out = dir + "/out";
+  stdfs::create_directories(glue + "/SST-2");
+  stdfs::create_directories(glue + "/RTE");
+  head_tsv(sst2 + "/train.tsv", glue + "/SST-2/train.tsv", 64);
+  head_tsv(sst2 + "/dev.tsv", glue + "/SST-2/dev.tsv", 32);
+  // A small RTE in the official columns, built from SST-2's sentences: a sentence entails itself.
+  std::vector<std::string> sentences;
+  {
+    std::ifstream in(sst2 + "/train.tsv");
+    std::string line;
+    std::getline(in, line);  // header
+    while (sentences.size() < 80 && std::getline(in, line)) sentences.push_back(line.substr(0, line.find('\t')));
+  }
+  ASSERT_EQ(sentences.size(), 80u);
+  for (const auto& [split, first, count] : {std::tuple<std::string, size_t, size_t>{"train", 0, 48}, {"dev", 48, 16}}) {
+    std::ofstream tsv(glue + "/RTE/" + split + ".tsv");
+    tsv << "index\tsentence1\tsentence2\tlabel\n";
+    for (size_t i = 0; i < count; ++i) {
+      const size_t a = first + i, b = i % 2 ? a : a + 16;
+      tsv << i << "\t" << sentences[a] << "\t" << sentences[b] << "\t" << (a == b ? "entailment" : "not_entailment")
+          << "\n";
+    }
+  }
+
+  const std::string cmd = "bash " + script + " --scale smoke --glue-dir " + glue + " --corpus " + corpus + " --out " +
+                          out + " --bin " + bin_dir() + " --seeds 1 --variants none --tasks SST-2,RTE --jobs 2 > " +
+                          dir + "/log.txt 2>&1";
+  ASSERT_EQ(run(cmd), 0) << slurp(dir + "/log.txt") << slurp(out + "/logs/glue-none-SST-2.log")
+                         << slurp(out + "/logs/glue-none-RTE.log");
+  const std::string log = slurp(dir + "/log.txt");
+  EXPECT_TRUE(contains(log, "=== glue-none-SST-2 (background, ")) << log;
+  EXPECT_TRUE(contains(log, "=== glue-none-RTE (background, ")) << log;
+  EXPECT_TRUE(file_exists(out + "/glue/none/SST-2/results.json"));
+  EXPECT_TRUE(file_exists(out + "/glue/none/RTE/results.json"));
+  EXPECT_TRUE(contains(slurp(out + "/results.md"), "RTE")) << slurp(out + "/results.md");
 }
