@@ -145,6 +145,7 @@ if [ -f "$OUT/settings.txt" ]; then
 else
   printf '%s\n' "$SETTINGS" >"$OUT/settings.txt"
 fi
+rm -f "$OUT"/stages/*.failed  # failures of an earlier call of this folder: those stages run again
 COMMAND="scripts/reproduce_paper.sh --scale $SCALE --glue-dir $GLUE_DIR --corpus ${CORPUS[*]} --out $OUT --seeds $SEEDS --variants $VARIANTS${TASKS:+ --tasks $TASKS} --jobs $JOBS"
 for s in "${PRETRAIN_SET[@]}"; do COMMAND+=" --set $s"; done
 exec > >(tee -a "$OUT/reproduce.log") 2>&1
@@ -161,6 +162,7 @@ stage() {
     return 0
   fi
   echo "[paper] === $name"
+  rm -f "$OUT/stages/$name.failed"
   local start=$SECONDS
   "$@"
   echo $((SECONDS - start)) >"$OUT/stages/$name.done"
@@ -179,7 +181,25 @@ parallel_stage() {
   while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
   mkdir -p "$OUT/logs"
   echo "[paper] === $1 (background, $THREADS thread(s); log: $OUT/logs/$1.log)"
-  (stage "$@") >"$OUT/logs/$1.log" 2>&1 &
+  # A stage that ends without its marker leaves NAME.failed, so that the stages waiting for it
+  # (await_stage) stop too. (A trap, not `stage || …`: on the left of || bash ignores set -e
+  # inside the whole stage, which would then write its marker after a failed command.)
+  local name=$1
+  (
+    trap '[ -f "$OUT/stages/$name.done" ] || touch "$OUT/stages/$name.failed"' EXIT
+    stage "$@"
+  ) >"$OUT/logs/$name.log" 2>&1 &
+}
+# await_stage NAME: return once stage NAME is done; stop if it failed. The length evaluation and
+# fine-tunings of a variant need only its own pretraining, so they start while the pretrainings
+# of other variants still run (a barrier after all pretrainings left one lane idle while the last
+# one ran alone: ~8 min of the cpu scale). Every pretraining is queued before any stage that
+# waits, so a waiting stage never holds back the stage it waits for.
+await_stage() {
+  while [ ! -f "$OUT/stages/$1.done" ]; do
+    [ ! -f "$OUT/stages/$1.failed" ] || die "stage $1 failed (log: $OUT/logs/$1.log)"
+    sleep 2
+  done
 }
 finish_parallel() {
   # Only our stages: a bare `wait` would also wait for the log's tee (the last process
@@ -225,6 +245,7 @@ train_length() {
 
 length_eval() {
   local v=$1 run_dir="$OUT/pretrain/$1" L lengths=""
+  await_stage "pretrain-$v"
   L=$(train_length "$run_dir")
   [[ "$L" =~ ^[0-9]+$ ]] || die "no data.max_seq_length in $run_dir/config.yaml"
   for m in $LENGTH_MULTIPLES; do lengths+="${lengths:+,}$((L * m))"; done
@@ -236,6 +257,7 @@ length_eval() {
 
 finetune() {
   local v=$1 t=$2 args=()
+  await_stage "pretrain-$v"
   # GLUE_SET for every task, then GLUE_SET_<TASK> (e.g. GLUE_SET_SST_2) for this one; later wins.
   local task_var="GLUE_SET_${t//-/_}"
   for s in $GLUE_SET ${!task_var:-}; do args+=(--set "$s"); done
@@ -254,16 +276,14 @@ cd "$ROOT"
 stage tokenizer train_tokenizer
 stage dataset prepare_dataset
 names=()
+# One queue, no barrier between pretraining and what follows it (see await_stage): first every
+# pretraining, then the fine-tunings task by task, so that the stages running at once are
+# mostly of different variants (see finetune), then the short length evaluations.
 for v in "${VARIANT_LIST[@]}"; do parallel_stage "pretrain-$v" pretrain "$v"; names+=("pretrain-$v"); done
-finish_parallel "${names[@]}"
-names=()
-for v in "${VARIANT_LIST[@]}"; do parallel_stage "length-$v" length_eval "$v"; names+=("length-$v"); done
-finish_parallel "${names[@]}"
-names=()
-# Task by task, so that the stages running at once are mostly of different variants (see finetune).
 for t in "${TASK_LIST[@]}"; do
   for v in "${VARIANT_LIST[@]}"; do parallel_stage "glue-$v-$t" finetune "$v" "$t"; names+=("glue-$v-$t"); done
 done
+for v in "${VARIANT_LIST[@]}"; do parallel_stage "length-$v" length_eval "$v"; names+=("length-$v"); done
 finish_parallel "${names[@]}"
 
 # The report is cheap: always rewritten from what is there.

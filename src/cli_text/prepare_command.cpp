@@ -70,7 +70,9 @@ void add_prepare_command(CLI::App& app) {
   cmd->add_option("--input", args->inputs, "corpus files (UTF-8; BOM and CRLF are fine)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--tokenizer", args->tokenizer, "tokenizer: .model file, vocab.txt or tokenizer folder")->required();
   cmd->add_option("--output", args->output, "dataset folder to write")->required();
-  cmd->add_option("--valid-fraction", args->valid_fraction, "share of documents held out as the valid split")
+  cmd->add_option("--valid-fraction", args->valid_fraction,
+                  "share of the text held out as the valid split (whole documents; one larger than the share "
+                  "stays in training)")
       ->check(CLI::Range(0.0, 0.99));
   cmd->add_option("--format", args->format,
                   "auto, albert (sentence per line, blank line between documents), wikitext, gutenberg "

@@ -12,7 +12,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
-#include "data/counter_rng.h"
+#include "prep/validation_split.h"
 #include "text/batch_encode.h"
 #include "text/tokenizer.h"
 #include "tisa_build_info.h"
@@ -56,12 +56,18 @@ PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const te
 
   // Pass 1: documents per file.
   std::vector<int64_t> docs_per_file;
+  std::vector<int64_t> doc_bytes;  // every document's size, in input order
   for (const auto& path : o.inputs) {
     const std::string raw = fs::read_utf8_text_file(path);
     report.input_bytes += static_cast<int64_t>(raw.size());
     CorpusFormat used;
     const auto docs = read_corpus_text(raw, o.format, &used);
     docs_per_file.push_back(static_cast<int64_t>(docs.size()));
+    for (const auto& doc : docs) {
+      int64_t bytes = 0;
+      for (const auto& sentence : doc) bytes += static_cast<int64_t>(sentence.size());
+      doc_bytes.push_back(bytes);
+    }
     report.formats.push_back(corpus_format_name(used));
     spdlog::info("[data] {}: {} format, {} documents", path, corpus_format_name(used), docs.size());
   }
@@ -69,19 +75,22 @@ PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const te
   for (int64_t n : docs_per_file) total_docs += n;
   if (total_docs == 0) throw Error("prepare pretrain: the inputs hold no text");
 
-  // Exact, seeded choice of validation documents.
-  int64_t k = static_cast<int64_t>(std::llround(o.valid_fraction * static_cast<double>(total_docs)));
-  if (o.valid_fraction > 0 && total_docs >= 2) k = std::max<int64_t>(k, 1);
-  k = std::min<int64_t>(k, total_docs - 1);
-  std::vector<uint8_t> is_valid(static_cast<size_t>(total_docs), 0);
-  if (k > 0) {
-    std::vector<std::pair<uint64_t, int64_t>> keys(static_cast<size_t>(total_docs));
-    for (int64_t d = 0; d < total_docs; ++d)
-      keys[d] = {data::CounterRng({o.seed, static_cast<uint64_t>(data::RngStream::kSplit), static_cast<uint64_t>(d)})
-                     .next_u64(),
-                 d};
-    std::nth_element(keys.begin(), keys.begin() + (k - 1), keys.end());
-    for (int64_t i = 0; i < k; ++i) is_valid[keys[i].second] = 1;
+  // Seeded choice of whole validation documents by share of text (validation_split.h).
+  const std::vector<uint8_t> is_valid = choose_validation_documents(doc_bytes, o.valid_fraction, o.seed);
+  {
+    int64_t held = 0, text = 0, docs = 0;
+    for (size_t d = 0; d < doc_bytes.size(); ++d) {
+      text += doc_bytes[d];
+      if (is_valid[d]) held += doc_bytes[d], ++docs;
+    }
+    const double share = static_cast<double>(held) / static_cast<double>(std::max<int64_t>(text, 1));
+    if (o.valid_fraction > 0)
+      spdlog::info("[data] valid split: {} of {} documents, {:.2f} % of the text (--valid-fraction {})", docs,
+                   total_docs, 100.0 * share, o.valid_fraction);
+    if (o.valid_fraction > 0 && share > 2 * o.valid_fraction)
+      spdlog::warn("[data] every document is larger than --valid-fraction {} of the text: the smallest one was "
+                   "held out, {:.2f} % of the text",
+                   o.valid_fraction, 100.0 * share);
   }
 
   data::DatasetTokenizerInfo info;

@@ -1,11 +1,10 @@
 // `tisa-train prepare pretrain`: corpus files → tokenised binary pretraining dataset
 // (data/pretrain_dataset.h). SPEC §5.
 //
-// Two passes over the inputs: the first reads every file into documents and counts them; the
-// validation documents are then chosen exactly: k = round(valid_fraction · D) (at least 1 when
-// valid_fraction > 0 and D ≥ 2, at most D − 1), the k documents with the smallest keys
-// CounterRng(seed, split-stream, global document index) — deterministic from the seed and
-// independent of threads. The second pass re-reads each file, tokenises its sentences in
+// Two passes over the inputs: the first reads every file into documents and measures them; the
+// validation documents are then chosen by share of text, whole documents in a seeded order
+// (prep/validation_split.h) — deterministic from the seed and independent of threads. The
+// second pass re-reads each file, tokenises its sentences in
 // parallel (text::encode_batch) and writes the documents in input order.
 // Word-start bits come from Tokenizer::is_word_start. Ids of [CLS]/[SEP]/[MASK]/pad produced
 // from literal text (e.g. "[MASK]" in a WordPiece corpus) are replaced by unk so that no

@@ -203,3 +203,38 @@ TEST(ReproduceSmoke, ParallelTasksOfOneVariantTakeTurns) {
   EXPECT_TRUE(file_exists(out + "/glue/none/RTE/results.json"));
   EXPECT_TRUE(contains(slurp(out + "/results.md"), "RTE")) << slurp(out + "/results.md");
 }
+
+// A variant's fine-tunings wait only for its own pretraining (no barrier after all of them), and
+// a failed pretraining stops the stages that wait for it instead of leaving them waiting: with a
+// corrupt checkpoint in tisa's run folder, tisa's pretraining fails, none's fine-tuning still
+// completes, and the script ends with an error that names the failed stage.
+TEST(ReproduceSmoke, AFailedPretrainingStopsOnlyItsOwnStages) {
+  const std::string script = source_dir() + "/scripts/reproduce_paper.sh";
+  const std::string corpus = source_dir() + "/data/sample/corpus/alice.txt";
+  const std::string sst2 = source_dir() + "/data/sample/glue/SST-2";
+  for (const auto& f : {script, corpus, sst2 + "/train.tsv", sst2 + "/dev.tsv"})
+    if (!file_exists(f)) GTEST_SKIP() << "needed file not found: " << f;
+  if (run("command -v bash > /dev/null && command -v flock > /dev/null") != 0)
+    GTEST_SKIP() << "bash or flock not found";
+
+  const std::string dir = make_temp_dir("reproduce_fail"), glue = dir + "/glue", out = dir + "/out";
+  stdfs::create_directories(glue + "/SST-2");
+  head_tsv(sst2 + "/train.tsv", glue + "/SST-2/train.tsv", 64);
+  head_tsv(sst2 + "/dev.tsv", glue + "/SST-2/dev.tsv", 32);
+  const std::string checkpoint = out + "/pretrain/tisa/checkpoints/step-000001";
+  stdfs::create_directories(checkpoint);
+  std::ofstream(checkpoint + "/model.safetensors") << "not a checkpoint";
+
+  const std::string cmd = "bash " + script + " --scale smoke --glue-dir " + glue + " --corpus " + corpus + " --out " +
+                          out + " --bin " + bin_dir() + " --seeds 1 --variants none,tisa --tasks SST-2 --jobs 2 > " +
+                          dir + "/log.txt 2>&1";
+  EXPECT_NE(run(cmd), 0);
+  const std::string log = slurp(dir + "/log.txt");
+  EXPECT_TRUE(file_exists(out + "/stages/pretrain-none.done")) << log;
+  EXPECT_TRUE(file_exists(out + "/glue/none/SST-2/results.json")) << log << slurp(out + "/logs/glue-none-SST-2.log");
+  EXPECT_FALSE(file_exists(out + "/stages/pretrain-tisa.done")) << log;
+  EXPECT_FALSE(file_exists(out + "/stages/glue-tisa-SST-2.done")) << log;
+  EXPECT_TRUE(contains(slurp(out + "/logs/glue-tisa-SST-2.log"), "stage pretrain-tisa failed"))
+      << slurp(out + "/logs/glue-tisa-SST-2.log");
+  EXPECT_TRUE(contains(log, "stages failed")) << log;
+}
