@@ -39,20 +39,36 @@ void head_tsv(const std::string& src, const std::string& dst, int rows) {
 
 bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
+// The script and the bundled sample every test below runs on, or why they cannot run here.
+struct SmokeInputs {
+  std::string script = source_dir() + "/scripts/reproduce_paper.sh";
+  std::string corpus = source_dir() + "/data/sample/corpus/alice.txt";
+  std::string sst2 = source_dir() + "/data/sample/glue/SST-2";
+  std::string missing() const {
+    for (const auto& f : {script, corpus, sst2 + "/train.tsv", sst2 + "/dev.tsv"})
+      if (!file_exists(f)) return "needed file not found: " + f;
+    if (run("command -v bash > /dev/null && command -v flock > /dev/null") != 0) return "bash or flock not found";
+    return "";
+  }
+  // DIR/glue/SST-2 with the first rows of the sample's train and dev files; returns DIR/glue.
+  std::string glue_dir(const std::string& dir, int train_rows, int dev_rows) const {
+    const std::string glue = dir + "/glue";
+    stdfs::create_directories(glue + "/SST-2");
+    head_tsv(sst2 + "/train.tsv", glue + "/SST-2/train.tsv", train_rows);
+    head_tsv(sst2 + "/dev.tsv", glue + "/SST-2/dev.tsv", dev_rows);
+    return glue;
+  }
+};
+
 }  // namespace
 
 TEST(ReproduceSmoke, WritesTheTableAndResumes) {
-  const std::string script = source_dir() + "/scripts/reproduce_paper.sh";
-  const std::string corpus = source_dir() + "/data/sample/corpus/alice.txt";
-  const std::string sst2 = source_dir() + "/data/sample/glue/SST-2";
-  for (const auto& f : {script, corpus, sst2 + "/train.tsv", sst2 + "/dev.tsv"})
-    if (!file_exists(f)) GTEST_SKIP() << "needed file not found: " << f;
-  if (run("command -v bash > /dev/null") != 0) GTEST_SKIP() << "bash not found";
+  const SmokeInputs in;
+  if (const auto why = in.missing(); !why.empty()) GTEST_SKIP() << why;
+  const std::string &script = in.script, &corpus = in.corpus;
 
-  const std::string dir = make_temp_dir("reproduce_smoke"), glue = dir + "/glue", out = dir + "/out";
-  stdfs::create_directories(glue + "/SST-2");
-  head_tsv(sst2 + "/train.tsv", glue + "/SST-2/train.tsv", 160);
-  head_tsv(sst2 + "/dev.tsv", glue + "/SST-2/dev.tsv", 64);
+  const std::string dir = make_temp_dir("reproduce_smoke"), out = dir + "/out";
+  const std::string glue = in.glue_dir(dir, 160, 64);
   const std::string base = "bash " + script + " --scale smoke --glue-dir " + glue + " --corpus " + corpus +
                            " --out " + out + " --bin " + bin_dir();
 
@@ -159,26 +175,20 @@ TEST(ReproduceSmoke, WritesTheTableAndResumes) {
 // holds for the whole of a run. With --jobs 2 the two tasks of the only variant start together:
 // they must take turns, not refuse each other (the script used to fail the second with "in use").
 TEST(ReproduceSmoke, ParallelTasksOfOneVariantTakeTurns) {
-  const std::string script = source_dir() + "/scripts/reproduce_paper.sh";
-  const std::string corpus = source_dir() + "/data/sample/corpus/alice.txt";
-  const std::string sst2 = source_dir() + "/data/sample/glue/SST-2";
-  for (const auto& f : {script, corpus, sst2 + "/train.tsv", sst2 + "/dev.tsv"})
-    if (!file_exists(f)) GTEST_SKIP() << "needed file not found: " << f;
-  if (run("command -v bash > /dev/null && command -v flock > /dev/null") != 0)
-    GTEST_SKIP() << "bash or flock not found";
+  const SmokeInputs in;
+  if (const auto why = in.missing(); !why.empty()) GTEST_SKIP() << why;
+  const std::string &script = in.script, &corpus = in.corpus, &sst2 = in.sst2;
 
-  const std::string dir = make_temp_dir("reproduce_jobs"), glue = dir + "/glue", out = dir + "/out";
-  stdfs::create_directories(glue + "/SST-2");
+  const std::string dir = make_temp_dir("reproduce_jobs"), out = dir + "/out";
+  const std::string glue = in.glue_dir(dir, 64, 32);
   stdfs::create_directories(glue + "/RTE");
-  head_tsv(sst2 + "/train.tsv", glue + "/SST-2/train.tsv", 64);
-  head_tsv(sst2 + "/dev.tsv", glue + "/SST-2/dev.tsv", 32);
   // A small RTE in the official columns, built from SST-2's sentences: a sentence entails itself.
   std::vector<std::string> sentences;
   {
-    std::ifstream in(sst2 + "/train.tsv");
+    std::ifstream train(sst2 + "/train.tsv");
     std::string line;
-    std::getline(in, line);  // header
-    while (sentences.size() < 80 && std::getline(in, line)) sentences.push_back(line.substr(0, line.find('\t')));
+    std::getline(train, line);  // header
+    while (sentences.size() < 80 && std::getline(train, line)) sentences.push_back(line.substr(0, line.find('\t')));
   }
   ASSERT_EQ(sentences.size(), 80u);
   for (const auto& [split, first, count] : {std::tuple<std::string, size_t, size_t>{"train", 0, 48}, {"dev", 48, 16}}) {
@@ -209,18 +219,12 @@ TEST(ReproduceSmoke, ParallelTasksOfOneVariantTakeTurns) {
 // corrupt checkpoint in tisa's run folder, tisa's pretraining fails, none's fine-tuning still
 // completes, and the script ends with an error that names the failed stage.
 TEST(ReproduceSmoke, AFailedPretrainingStopsOnlyItsOwnStages) {
-  const std::string script = source_dir() + "/scripts/reproduce_paper.sh";
-  const std::string corpus = source_dir() + "/data/sample/corpus/alice.txt";
-  const std::string sst2 = source_dir() + "/data/sample/glue/SST-2";
-  for (const auto& f : {script, corpus, sst2 + "/train.tsv", sst2 + "/dev.tsv"})
-    if (!file_exists(f)) GTEST_SKIP() << "needed file not found: " << f;
-  if (run("command -v bash > /dev/null && command -v flock > /dev/null") != 0)
-    GTEST_SKIP() << "bash or flock not found";
+  const SmokeInputs in;
+  if (const auto why = in.missing(); !why.empty()) GTEST_SKIP() << why;
+  const std::string &script = in.script, &corpus = in.corpus;
 
-  const std::string dir = make_temp_dir("reproduce_fail"), glue = dir + "/glue", out = dir + "/out";
-  stdfs::create_directories(glue + "/SST-2");
-  head_tsv(sst2 + "/train.tsv", glue + "/SST-2/train.tsv", 64);
-  head_tsv(sst2 + "/dev.tsv", glue + "/SST-2/dev.tsv", 32);
+  const std::string dir = make_temp_dir("reproduce_fail"), out = dir + "/out";
+  const std::string glue = in.glue_dir(dir, 64, 32);
   const std::string checkpoint = out + "/pretrain/tisa/checkpoints/step-000001";
   stdfs::create_directories(checkpoint);
   std::ofstream(checkpoint + "/model.safetensors") << "not a checkpoint";
