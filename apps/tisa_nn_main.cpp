@@ -2,10 +2,12 @@
 // Never links SentencePiece: it reads the datasets that tisa-text writes (README, data flow).
 // Users normally start it through `tisa-train`, which sets OMP_WAIT_POLICY before LibTorch loads.
 #include "cli_main.h"
+#include "common/allocator_tuning.h"
 #include "cli_nn/commands.h"
 #include "model/position/registry.h"
 
 int main(int argc, char** argv) {
+  tisa::keep_freed_memory_for_reuse();  // no page faults on every step's buffers (allocator_tuning.h)
   tisa::model::install_position_schemes();  // the config learns the schemes and their settings
   return tisa::cli::run_cli_main("tisa-train", "tisa-train model tools", argc, argv, [](CLI::App& app) {
     tisa::cli::add_version_command(app);
