@@ -6,7 +6,8 @@
 // trimming of the heap top), so the next step takes a page fault on every 4 kB page again:
 // measured on the cpu scale's pretraining (H 128, 32 x 128 tokens, 1 thread) 13,000 minor faults
 // per step, ~14 % of the step in the kernel. With the settings below the same 200 steps took
-// 116k faults instead of 2.6 M and ran 18 % faster (docs/perf/README.md, "Allocator").
+// 112k faults instead of 2.6 M and 0.4 s of kernel time instead of 5.1 s (docs/perf/README.md,
+// "Allocator"; the wall-time gain was measured only under load).
 #include <string>
 
 namespace tisa {

@@ -45,7 +45,8 @@ PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const Devi
   l.sop = l.sop_sum / static_cast<double>(b.sop_labels.size(0));
   l.total = l.mlm + l.sop;
   // Counted on the f32 copies the losses already made: the same maxima (bf16 -> f32 is exact), and
-  // LibTorch 1.13's CPU argmax over bf16 is scalar — 7 % of a cpu-scale bf16 step in the profile.
+  // LibTorch 1.13's CPU argmax over bf16 is slow: 6.6 % of a cpu-scale bf16 step in the profile,
+  // 2.4 % over f32 (docs/perf/README.md, "Accuracy count").
   l.mlm_correct = mlm_logits.argmax(-1).eq(b.masked_labels).sum();
   l.sop_correct = sop_logits.argmax(-1).eq(b.sop_labels).sum();
   return l;
