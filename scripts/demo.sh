@@ -46,7 +46,7 @@ echo "== 3/4 pretraining: ALBERT (H 128, 2 layers) + TISA, $PRETRAIN_STEPS updat
 echo "== 4/4 GLUE: fine-tune on the SST-2 sample"
 "$BIN" glue --task SST-2 --data-dir data/sample/glue --init "$OUT/pretrain/final" --run-dir "$OUT/glue" \
   --set glue.steps=$GLUE_STEPS --set glue.warmup_steps=80 --set glue.lr=1e-3 --set glue.max_length=64 \
-  --set glue.group_by_length=true --set training.precision=bf16 \
+  --set glue.group_by_length=true --set training.precision=auto \
   --set glue.eval_interval=200 --set training.log_interval=100 --set training.threads=2
 
 echo

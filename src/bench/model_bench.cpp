@@ -26,6 +26,7 @@
 #include "model/fused_attention.h"
 #include "optim/schedule.h"
 #include "train/pretrain_step.h"
+#include "train/precision_choice.h"
 
 namespace tisa::bench {
 namespace {
@@ -130,7 +131,7 @@ double train_step(model::AlbertForPreTraining& m, optim::Optimizer& opt, train::
   opt.zero_grad();
   torch::Tensor loss;
   {
-    model::AutocastScope autocast(device, precision == config::Precision::kBf16);
+    model::AutocastScope autocast(device, train::uses_bf16(precision));
     auto out = m->forward(d.input_ids, d.token_type_ids, d.attention_mask);  // logits [B, L, V]
     loss = model::mlm_loss(out.prediction_logits, labels_all_positions(d)) + model::sop_loss(out.sop_logits, d.sop_labels);
   }
@@ -145,7 +146,7 @@ void forward_step(model::AlbertForPreTraining& m, const data::PretrainBatch& b, 
                   config::Precision precision, const torch::Device& device) {
   c10::InferenceMode guard;
   const auto d = train::to_device(b, device);
-  model::AutocastScope autocast(device, precision == config::Precision::kBf16);
+  model::AutocastScope autocast(device, train::uses_bf16(precision));
   auto out = m->forward(d.input_ids, d.token_type_ids, d.attention_mask,
                         all_positions ? torch::Tensor() : d.masked_positions);
   (void)out.prediction_logits.sum().item<double>();

@@ -19,6 +19,7 @@
 #include "model/albert.h"
 #include "model/hf_checkpoint.h"
 #include "train/length_eval.h"
+#include "train/precision_choice.h"
 
 namespace tisa::cli {
 namespace {
@@ -53,9 +54,10 @@ std::vector<int64_t> parse_lengths(const std::string& text) {
 void run_eval_mlm(EvalMlmArgs& a) {
   a.options.seq_lengths = parse_lengths(a.lengths);
   a.options.seed = static_cast<uint64_t>(a.seed);
-  a.options.precision = a.bf16 ? config::Precision::kBf16 : config::Precision::kFp32;
   if (a.threads > 0) torch::set_num_threads(static_cast<int>(a.threads));
   const torch::Device device(a.device);
+  a.options.precision =
+      train::choose_precision(a.bf16 ? config::Precision::kBf16 : config::Precision::kFp32, device, "[eval-mlm]");
   if (device.is_cuda() && !torch::cuda::is_available()) throw Error("--device cuda: CUDA is not available");
   check_output_is_not_input("--output", a.output, model_folder_inputs(a.model_dir));
   auto loaded = model::load_hf_model(a.model_dir, device);

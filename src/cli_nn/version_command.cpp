@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "cli_nn/commands.h"
+#include "common/cpu_features.h"
 #include "tisa_build_info.h"
 #include "train/runtime_info.h"
 
@@ -21,6 +22,9 @@ void add_version_command(CLI::App& app) {
     std::printf("OMP_WAIT_POLICY  %s\n", info.omp_wait_policy.c_str());
     const char* coretype = std::getenv("OPENBLAS_CORETYPE");
     std::printf("OPENBLAS_CORETYPE %s\n", coretype ? coretype : "(unset: OpenBLAS detects the CPU)");
+    const auto& bf16 = cpu_bf16_support();
+    std::printf("CPU              %s (native bf16: %s, %s; training.precision auto -> %s)\n", cpu_model_name().c_str(),
+                bf16.native ? "yes" : "no", bf16.why.c_str(), bf16.native ? "bf16" : "fp32");
     std::printf("CUDA             %s\n", info.cuda_available ? "available" : "not available");
   });
 }

@@ -239,8 +239,11 @@ struct ScheduleConfig {
 // ---------------------------------------------------------------------------- training
 enum class Device { kCpu, kCuda };
 inline constexpr NameTable<Device, 2> kDeviceNames{{{"cpu", Device::kCpu}, {"cuda", Device::kCuda}}};
-enum class Precision { kFp32, kBf16 };
-inline constexpr NameTable<Precision, 2> kPrecisionNames{{{"fp32", Precision::kFp32}, {"bf16", Precision::kBf16}}};
+// kAuto: bf16 where the device computes it natively, else fp32 (train/precision_choice.h); a run
+// resolves it once at start and records the result in its config.yaml.
+enum class Precision { kFp32, kBf16, kAuto };
+inline constexpr NameTable<Precision, 3> kPrecisionNames{
+    {{"fp32", Precision::kFp32}, {"bf16", Precision::kBf16}, {"auto", Precision::kAuto}}};
 
 struct TrainingConfig {
   int64_t steps = 1000;               // optimiser updates
@@ -273,7 +276,9 @@ struct TrainingConfig {
     v.field("seed", seed, "random seed");
     v.field("threads", threads, "intra-op threads (0 = LibTorch default)");
     v.choice("device", device, kDeviceNames, "cpu or cuda");
-    v.choice("precision", precision, kPrecisionNames, "fp32 or bf16 (autocast)");
+    v.choice("precision", precision, kPrecisionNames,
+             "fp32, bf16 (autocast) or auto (bf16 where the device computes it natively: CUDA, or a CPU with "
+             "avx512_bf16; else fp32)");
     v.field("max_bad_steps", max_bad_steps, "consecutive NaN/Inf losses tolerated before stopping");
     v.field("deterministic", deterministic, "use deterministic algorithms");
   }

@@ -31,6 +31,7 @@
 #include "train/distributed.h"
 #include "train/interrupt.h"
 #include "train/memory_estimate.h"
+#include "train/precision_choice.h"
 #include "train/run_context.h"
 #include "train/update_step.h"
 
@@ -327,7 +328,7 @@ train::UpdateResult update(Finetune& f, int64_t step) {
   std::vector<std::vector<double>> counts;  // per micro-batch: {examples}
   for (const auto& b : micro) counts.push_back({static_cast<double>(b.rows.size())});
   auto forward = [&](size_t i) {
-    model::AutocastScope autocast(f.ctx.device(), f.tc.precision == config::Precision::kBf16);
+    model::AutocastScope autocast(f.ctx.device(), train::uses_bf16(f.tc.precision));
     auto logits = f.model->forward(micro[i]);
     return std::vector<torch::Tensor>{f.model->loss_sum(logits.to(torch::kFloat32), micro[i])};
   };

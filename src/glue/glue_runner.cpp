@@ -27,6 +27,7 @@
 #include "glue/seed_summary.h"
 #include "train/checkpoint.h"
 #include "train/distributed.h"
+#include "train/precision_choice.h"
 #include "train/runtime_info.h"
 
 namespace tisa::glue {
@@ -172,6 +173,8 @@ std::optional<nlohmann::json> run_one_task(const GlueRunOptions& opt, const std:
   // [dist] rank 0 tokenises into the shared folder while the other ranks wait.
   const c10::Device device = cfg.training.device == config::Device::kCuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
   train::Distributed& dist = train::process_group(train::rank_device(device));
+  // precision: auto becomes bf16 or fp32 once per task; every seed's config.yaml records it.
+  cfg.training.precision = train::choose_precision(cfg.training.precision, device, "[glue]");
   dist.main_first([&] { prepare_task_data(task, opt.data_dir, "", opt.init_dir, cfg.glue.max_length, data_dir); },
                   "tokenising " + task);
 

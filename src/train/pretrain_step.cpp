@@ -6,6 +6,7 @@
 #include "optim/grad_utils.h"
 #include "train/device_copy.h"
 #include "train/distributed.h"
+#include "train/precision_choice.h"
 #include "train/update_step.h"
 
 namespace tisa::train {
@@ -69,7 +70,7 @@ StepResult PretrainStep::operator()(const std::vector<data::PretrainBatch>& micr
     counts.push_back({static_cast<double>(mb.masked_labels.size()), static_cast<double>(mb.batch_size)});
   auto forward = [&](size_t i) {
     DeviceBatch batch = to_device(micro_batches[i], device_);
-    model::AutocastScope autocast(device_, precision_ == config::Precision::kBf16);
+    model::AutocastScope autocast(device_, uses_bf16(precision_));
     PretrainLosses losses = pretraining_losses(model_, batch);
     return std::vector<torch::Tensor>{losses.mlm_sum, losses.sop_sum};
   };
@@ -95,7 +96,7 @@ EvalResult evaluate(model::AlbertForPreTraining& model, data::PretrainBatchLoade
   const bool was_training = model->is_training();
   model->eval();
   torch::NoGradGuard no_grad;
-  model::AutocastScope autocast(device, precision == config::Precision::kBf16);
+  model::AutocastScope autocast(device, uses_bf16(precision));
   torch::Tensor mlm_sum = torch::zeros({}, torch::TensorOptions().device(device).dtype(torch::kDouble));
   torch::Tensor sop_sum = mlm_sum.clone(), mlm_correct = mlm_sum.clone(), sop_correct = mlm_sum.clone();
   EvalResult r;

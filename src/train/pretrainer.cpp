@@ -30,6 +30,7 @@
 #include "train/interrupt.h"
 #include "train/run_context.h"
 #include "train/memory_estimate.h"
+#include "train/precision_choice.h"
 #include "train/runtime_info.h"
 #include "train/training_state.h"
 
@@ -162,7 +163,11 @@ PretrainRunResult run_pretraining(const config::Config& cfg, const PretrainRunOp
 
 namespace {
 
-PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunOptions& options, RunContext& ctx) {
+PretrainRunResult train_in_run_dir(const config::Config& configured, const PretrainRunOptions& options,
+                                   RunContext& ctx) {
+  // precision: auto becomes bf16 or fp32 here, so that config.yaml records what the run used.
+  config::Config cfg = configured;
+  cfg.training.precision = choose_precision(cfg.training.precision, ctx.device(), "[train]");
   Run run(cfg, options, ctx);
   set_up(run);
   const bool finished = run_loop(run);
@@ -205,7 +210,7 @@ void set_up(Run& run) {
                  t.batch_size, tr.accumulation, run.dist.world_size());
   spdlog::info("[train] run {}: {} parameters ({} positional), {} on {}, {} {} steps of {}x{} examples, seq {}",
                run.run_dir, n_params, model::positional_parameter_count(run.start.model_cfg), tr.optimizer->kind(),
-               run.device.str(), t.precision == config::Precision::kBf16 ? "bf16" : "fp32", t.steps, t.batch_size,
+               run.device.str(), uses_bf16(t.precision) ? "bf16" : "fp32", t.steps, t.batch_size,
                tr.accumulation, run.cfg.data.max_seq_length);
 }
 

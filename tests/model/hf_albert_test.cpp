@@ -110,7 +110,8 @@ void check_case(const std::string& name) {
     live[pname] = p;
     params.push_back(p);
   }
-  torch::optim::AdamW opt(params, torch::optim::AdamWOptions(1e-3).betas({0.9, 0.999}).eps(1e-6).weight_decay(0.01));
+  constexpr double kLr = 1e-3, kEps = 1e-6;
+  torch::optim::AdamW opt(params, torch::optim::AdamWOptions(kLr).betas({0.9, 0.999}).eps(kEps).weight_decay(0.01));
   opt.step();
   const auto step1 = tisa::model::load_tensor_file(dir + "/step1.safetensors").tensors;
   for (const auto& [pname, ref] : step1) {
@@ -118,7 +119,19 @@ void check_case(const std::string& name) {
     if (pname == "predictions.decoder.weight") src = "albert.embeddings.word_embeddings.weight";
     if (pname == "predictions.decoder.bias") src = "predictions.bias";
     ASSERT_TRUE(live.count(src)) << name << ": step1 has " << pname;
-    EXPECT_TRUE(close(live.at(src), ref, 1e-4, 0.0, name + " step1 " + pname));
+    // AdamW's first step moves an element by lr·g/(|g| + eps). Where the true gradient is zero
+    // (the key bias: a constant added to every logit of a row leaves the softmax unchanged) the
+    // computed one is rounding noise of ~eps, and that ratio — anything from 0 to 1 — depends on
+    // the BLAS's summation order (an AVX2 CPU moved two key-bias elements 1.1e-4 away from the
+    // golden). Such elements (|reference gradient| < 10·eps) may differ by up to lr; the gradient
+    // comparison above already holds them at ~0.
+    const torch::Tensor got = live.at(src).detach();
+    torch::Tensor noise = torch::zeros_like(ref, torch::kBool);
+    if (golden_grads.count(src) && golden_grads.at(src).sizes() == ref.sizes())
+      noise = golden_grads.at(src).abs() < 10 * kEps;
+    EXPECT_TRUE(close(got.masked_select(~noise), ref.masked_select(~noise), 1e-4, 0.0, name + " step1 " + pname));
+    EXPECT_TRUE(close(got.masked_select(noise), ref.masked_select(noise), 1e-4 + kLr, 0.0,
+                      name + " step1 (gradient at rounding level) " + pname));
   }
 }
 

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "common/cpu_features.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/run_directory.h"
@@ -362,4 +363,21 @@ TEST_F(PretrainITest, CommandLineRunAndResume) {
   EXPECT_EQ(run_child({exe, "pretrain", "--run-dir", dir, "--resume", "--set", "model.hidden_size=128"}), 1);
 }
 
+}  // namespace
+
+// training.precision: auto is resolved once, from this machine's CPU, and config.yaml records the
+// result, so that a resumed run on the same machine continues with the same precision.
+namespace {
+TEST_F(PretrainITest, PrecisionAutoIsResolvedAndRecorded) {
+  const auto dir = test::make_temp_dir("run_auto_precision");
+  auto cfg = small_run({"training.precision=auto", "training.steps=2", "training.eval_interval=0"});
+  ASSERT_EQ(train::run_pretraining(cfg, options(dir)).exit_code, kExitOk);
+  const auto expected = cpu_bf16_support().native ? config::Precision::kBf16 : config::Precision::kFp32;
+  EXPECT_EQ(config::load_config(dir + "/config.yaml").training.precision, expected);
+  auto resume = options(dir);
+  resume.resume = true;
+  auto longer = train::run_pretraining(
+      small_run({"training.precision=auto", "training.steps=3", "training.eval_interval=0"}), resume);
+  EXPECT_EQ(longer.step, 3);
+}
 }  // namespace
