@@ -15,6 +15,15 @@
 // LibTorch 2.x. OPENBLAS_CORETYPE is read when OpenBLAS is loaded, so, like OMP_WAIT_POLICY, it is
 // set here from the CPU's own feature flags (the newest kernel set whose instructions the CPU has),
 // unless the user or the machine set it. LibTorch 2.x (MKL / oneDNN) ignores it.
+//
+// And it names ATen's own kernel set. Debian's LibTorch 1.13 picks its AVX2 kernels on a CPU with
+// AVX-512 (`tisa-train version` printed "ATen CPU kernels AVX2" on the Sapphire Rapids Xeon of
+// this project's machines), and its AVX2 build evaluates tanh with scalar code: the tanh-form GELU
+// took 10-13 ms per [4096, 512] f32 tensor against 6 ms with the AVX-512 kernels, softmax 4.2 ms
+// against 2.9 (docs/perf/README.md, "ATen's kernel set"). ATEN_CPU_CAPABILITY is read at
+// LibTorch's first operator, so it is set here, to avx512 where the CPU has the AVX-512 subsets
+// ATen's AVX-512 kernels use (F, BW, DQ, VL) and FMA, unless the user set it. LibTorch 2.x picks
+// AVX-512 by itself on such a CPU; the setting asks for the same.
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -58,21 +67,40 @@ void print_help() {
       "Commands:\n",
       TISA_VERSION);
   for (const auto& c : kSubcommands) std::printf("  %-10s %s\n", c.name, c.summary);
-  std::printf("\nEnvironment: OMP_WAIT_POLICY defaults to PASSIVE for the trainer process, and\n"
+  std::printf("\nEnvironment: OMP_WAIT_POLICY defaults to PASSIVE for the trainer process,\n"
               "OPENBLAS_CORETYPE to the OpenBLAS kernels this CPU's instruction sets allow (SKYLAKEX,\n"
-              "HASWELL) where it is unset; set either yourself to override.\n");
+              "HASWELL) and ATEN_CPU_CAPABILITY to avx512 on a CPU with AVX-512, where they are unset;\n"
+              "set any of them yourself to override.\n");
+}
+
+// The AVX-512 subsets OpenBLAS's SkylakeX kernels need (F/CD/BW/DQ/VL); they include those of
+// ATen's AVX-512 kernels (F/BW/DQ/VL).
+bool cpu_has_skylakex_avx512() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
 }
 
 // The OpenBLAS kernel set for this CPU by its instruction sets: SkylakeX needs AVX-512 F/CD/BW/DQ/VL,
 // Haswell AVX2 + FMA; anything older is left to OpenBLAS's own detection.
 const char* openblas_coretype_for_this_cpu() {
+  if (cpu_has_skylakex_avx512()) return "SKYLAKEX";
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl"))
-    return "SKYLAKEX";
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "HASWELL";
+#endif
+  return nullptr;
+}
+
+// ATen's kernel set for this CPU (see the file comment): avx512 where the CPU has it, else ATen's
+// own choice.
+const char* aten_cpu_capability_for_this_cpu() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (cpu_has_skylakex_avx512() && __builtin_cpu_supports("fma")) return "avx512";
 #endif
   return nullptr;
 }
@@ -103,6 +131,8 @@ int main(int argc, char** argv) {
     setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
     // OpenBLAS's kernels for this CPU unless already chosen (see the file comment).
     if (const char* coretype = openblas_coretype_for_this_cpu()) setenv("OPENBLAS_CORETYPE", coretype, 0);
+    // ATen's AVX-512 kernels where the CPU has them, unless already chosen (see the file comment).
+    if (const char* capability = aten_cpu_capability_for_this_cpu()) setenv("ATEN_CPU_CAPABILITY", capability, 0);
     std::vector<std::string> child = {tisa::sibling_executable(chosen->program)};
     for (int i = 1; i < argc; ++i) child.emplace_back(argv[i]);
     tisa::exec_replace(child);

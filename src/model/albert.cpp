@@ -163,9 +163,12 @@ torch::Tensor AlbertLayerImpl::forward(const torch::Tensor& x, const torch::Tens
                                        RelativeSchemeImpl* scheme, torch::Tensor* probs_out) {
   auto a = attention(x, additive_mask, scheme, probs_out);
   auto f = ffn(a);  // [B, L, I]; bfloat16 under CPU autocast
-  // LibTorch's bf16 GELU on CPU is ~2x slower than fp32 in forward and backward (docs/perf,
-  // "bf16 GELU"): evaluate the activation in fp32 and hand ffn_output the original dtype.
-  auto act = f.scalar_type() == torch::kBFloat16 && f.device().is_cpu()
+  // LibTorch's bf16 tanh-form GELU on CPU is ~2x slower than fp32 in forward and backward (docs/perf,
+  // "bf16 GELU"): evaluate it in fp32 and hand ffn_output the original dtype. The exact (erf) GELU
+  // and ReLU run as fast in bf16 as in fp32 (both compute in float inside the kernel), so they
+  // skip the two casts each way (docs/perf, "GELU forms").
+  const bool tanh_form = activation == config::HiddenAct::kGeluNew || activation == config::HiddenAct::kGeluPytorchTanh;
+  auto act = tanh_form && f.scalar_type() == torch::kBFloat16 && f.device().is_cpu()
                  ? model::activation(activation, f.to(torch::kFloat)).to(torch::kBFloat16)
                  : model::activation(activation, f);
   auto h = ffn_output(act);

@@ -45,6 +45,10 @@ struct PretrainLosses {
 };
 PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const DeviceBatch& batch);
 
+// How many rows of `logits` [N, C] have their argmax at `labels` [N] (int64, 0-dim): exactly
+// logits.argmax(-1).eq(labels).sum(), ties included, without LibTorch 1.13's scalar CPU argmax.
+torch::Tensor count_top1_hits(const torch::Tensor& logits, const torch::Tensor& labels);
+
 // What one update did; values are host numbers (one sync per update).
 struct StepResult {
   bool applied = false;   // false: NaN/Inf loss or gradient norm, the update was skipped

@@ -1,5 +1,6 @@
 #include "train/runtime_info.h"
 
+#include <ATen/Version.h>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
@@ -35,6 +36,16 @@ std::string mapped_blas_path() {
 
 }  // namespace
 
+std::string cpu_capability_from_config(const std::string& show_config) {
+  const std::string key = "CPU capability usage:";
+  const auto at = show_config.find(key);
+  if (at == std::string::npos) return "unknown";
+  const auto start = show_config.find_first_not_of(" \t", at + key.size());
+  if (start == std::string::npos) return "unknown";
+  const auto end = show_config.find_first_of(" \t\r\n", start);
+  return show_config.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
 RuntimeInfo runtime_info() {
   RuntimeInfo info;
 #ifdef TORCH_VERSION
@@ -53,6 +64,7 @@ RuntimeInfo runtime_info() {
   info.cuda_available = torch::cuda::is_available();
   const char* policy = std::getenv("OMP_WAIT_POLICY");
   info.omp_wait_policy = policy ? policy : "(unset)";
+  info.aten_cpu_capability = cpu_capability_from_config(at::show_config());
   return info;
 }
 

@@ -14,7 +14,13 @@ struct RuntimeInfo {
   int inter_op_threads = 0;
   bool cuda_available = false;
   std::string omp_wait_policy;  // value of OMP_WAIT_POLICY, or "(unset)"
+  // ATen's CPU kernel set in use ("AVX512", "AVX2", "DEFAULT", ...; LibTorch's show_config), or
+  // "unknown". `tisa-train` asks for AVX-512 where the CPU has it (apps/tisa_train_main.cpp).
+  std::string aten_cpu_capability;
 };
+
+// The value after "CPU capability usage:" in a LibTorch show_config() text, or "unknown".
+std::string cpu_capability_from_config(const std::string& show_config);
 
 RuntimeInfo runtime_info();
 
