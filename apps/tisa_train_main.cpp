@@ -18,12 +18,11 @@
 //
 // And it names ATen's own kernel set. Debian's LibTorch 1.13 picks its AVX2 kernels on a CPU with
 // AVX-512 (`tisa-train version` printed "ATen CPU kernels AVX2" on the Sapphire Rapids Xeon of
-// this project's machines), and its AVX2 build evaluates tanh with scalar code: the tanh-form GELU
-// took 10-13 ms per [4096, 512] f32 tensor against 6 ms with the AVX-512 kernels, softmax 4.2 ms
-// against 2.9 (docs/perf/README.md, "ATen's kernel set"). ATEN_CPU_CAPABILITY is read at
-// LibTorch's first operator, so it is set here, to avx512 where the CPU has the AVX-512 subsets
-// ATen's AVX-512 kernels use (F, BW, DQ, VL) and FMA, unless the user set it. LibTorch 2.x picks
-// AVX-512 by itself on such a CPU; the setting asks for the same.
+// this project's machines); with the AVX-512 ones the cpu scale's step with ALBERT's tanh GELU ran
+// 6-13 % faster (docs/perf/README.md, "ATen's kernel set and the GELU form"). ATEN_CPU_CAPABILITY
+// is read at LibTorch's first operator, so it is set here, to avx512 where the CPU has the
+// AVX-512 subsets ATen's AVX-512 kernels use (F, BW, DQ, VL) and FMA, unless the user set it.
+// LibTorch 2.x picks AVX-512 by itself on such a CPU; the setting asks for the same.
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>

@@ -1,7 +1,7 @@
 // The settings `tisa-train` (the front) makes for the LibTorch process it starts: ATen's AVX-512
 // kernels on a CPU with AVX-512, unless the user chose a kernel set. Debian's LibTorch 1.13 ran its
-// AVX2 kernels on this project's AVX-512 Xeon, where the tanh-form GELU and softmax are up to
-// 1.7x slower (docs/perf/README.md, "ATen's kernel set"). Read back through `tisa-train version`.
+// AVX2 kernels on this project's AVX-512 Xeon (docs/perf/README.md, "ATen's kernel set and the
+// GELU form"). Read back through `tisa-train version`.
 #include <gtest/gtest.h>
 
 #include <string>

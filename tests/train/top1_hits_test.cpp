@@ -25,6 +25,10 @@ TEST(Top1Hits, HandMadeRowsWithTies) {
   auto labels = torch::tensor({2, 3, 0, 1, 0}, torch::kLong);
   EXPECT_EQ(tisa::train::count_top1_hits(logits, labels).item<int64_t>(), 2);
   EXPECT_EQ(by_argmax(logits, labels), 2);
+  // No label at its row's maximum: no row is even a candidate.
+  auto misses = torch::tensor({0, 1, 1, 1, 0}, torch::kLong);
+  EXPECT_EQ(tisa::train::count_top1_hits(logits, misses).item<int64_t>(), 0);
+  EXPECT_EQ(by_argmax(logits, misses), 0);
 }
 
 TEST(Top1Hits, EqualsArgmaxOnRandomAndTiedLogits) {
