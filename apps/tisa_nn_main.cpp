@@ -5,9 +5,11 @@
 #include "common/allocator_tuning.h"
 #include "cli_nn/commands.h"
 #include "model/position/registry.h"
+#include "train/runtime_info.h"
 
 int main(int argc, char** argv) {
   tisa::keep_freed_memory_for_reuse();  // no page faults on every step's buffers (allocator_tuning.h)
+  tisa::train::flush_denormals_to_zero();  // before any thread starts: they inherit it (runtime_info.h)
   tisa::model::install_position_schemes();  // the config learns the schemes and their settings
   return tisa::cli::run_cli_main("tisa-train", "tisa-train model tools", argc, argv, [](CLI::App& app) {
     tisa::cli::add_version_command(app);

@@ -5,6 +5,8 @@
 #include <limits>
 
 #include "common/error.h"
+#include "model/autocast.h"
+#include "model/fused_attention.h"
 #include "model/position/registry.h"
 
 namespace tisa::model {
@@ -108,9 +110,14 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
                                            RelativeSchemeImpl* scheme, torch::Tensor* probs_out) {
   const int64_t B = x.size(0), L = x.size(1);
   auto split = [&](const torch::Tensor& t) { return t.view({B, L, num_heads, head_size}).transpose(1, 2); };
-  auto q = split(query(x));  // [B, H, L, d]
-  auto k = split(key(x));    // [B, H, L, d]
-  auto v = split(value(x));  // [B, H, L, d]
+  // Under autocast x (the float32 LayerNorm output) is cast once for the three projections, not
+  // once per projection: two fewer [B, L, H] casts forward and backward (their gradients meet in
+  // the cast's dtype and reach x through one cast back).
+  const auto cast_to = model::autocast_dtype(x.device());
+  const auto xq = cast_to && x.scalar_type() == torch::kFloat ? x.to(*cast_to) : x;
+  auto q = split(query(xq));  // [B, H, L, d]
+  auto k = split(key(xq));    // [B, H, L, d]
+  auto v = split(value(xq));  // [B, H, L, d]
   torch::Tensor context;
   if (uses_fused(scheme, probs_out != nullptr)) {
     // The position term is a q/k transform and/or a pure logit bias: rotate q, k and hand
@@ -122,7 +129,11 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
     context = fused_attention(q, k, v, bias, p);                   // [B, H, L, d]
   } else {
     auto logits = scheme_logits(q, k, scheme);                     // [B, H, L, L], SPEC §2: terms before the mask
-    logits = logits + additive_mask;                               // [B, 1, 1, L] broadcast
+    // The mask in the logits' dtype (bf16 under autocast; schemes add their bias likewise,
+    // add_logit_bias): a float32 mask would promote the [B, H, L, L] logits to float32 and add a
+    // cast back before probs·V, forward and backward. Softmax accumulates in float32 inside the
+    // kernel whatever the dtype (ATen's CPU and CUDA kernels); on CUDA autocast runs it in float32.
+    logits = logits + finite_mask_for(additive_mask, logits.scalar_type()).to(logits.scalar_type());  // [B, 1, 1, L]
     auto probs = torch::softmax(logits, -1);                       // [B, H, L, L]
     if (probs_out) *probs_out = probs;
     probs = attention_dropout(probs);

@@ -53,4 +53,21 @@ AutocastScope::~AutocastScope() {
 #endif
 }
 
+std::optional<c10::ScalarType> autocast_dtype(const c10::Device& device) {
+  const bool cuda = device.is_cuda();
+  if (!cuda && !device.is_cpu()) return std::nullopt;
+#if TISA_TORCH_AT_LEAST(2, 4)
+  const auto type = cuda ? c10::DeviceType::CUDA : c10::DeviceType::CPU;
+  if (!at::autocast::is_autocast_enabled(type)) return std::nullopt;
+  return at::autocast::get_autocast_dtype(type);
+#else
+  if (cuda) {
+    if (!at::autocast::is_enabled()) return std::nullopt;
+    return at::autocast::get_autocast_gpu_dtype();
+  }
+  if (!at::autocast::is_cpu_enabled()) return std::nullopt;
+  return at::autocast::get_autocast_cpu_dtype();
+#endif
+}
+
 }  // namespace tisa::model

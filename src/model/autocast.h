@@ -7,6 +7,8 @@
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
+#include <optional>
+
 namespace tisa::model {
 
 class AutocastScope {
@@ -22,5 +24,9 @@ class AutocastScope {
   bool previous_enabled_ = false;
   c10::ScalarType previous_dtype_ = c10::ScalarType::BFloat16;
 };
+
+// The dtype autocast casts matrix-product inputs to on `device`'s type, or nullopt when autocast
+// is off there. Lets a module cast an activation once where autocast would cast it per consumer.
+std::optional<c10::ScalarType> autocast_dtype(const c10::Device& device);
 
 }  // namespace tisa::model

@@ -92,4 +92,6 @@ void apply_thread_settings(int64_t threads, int64_t workers) {
   if (threads > 0) torch::set_num_threads(static_cast<int>(threads));
 }
 
+bool flush_denormals_to_zero() { return at::globalContext().setFlushDenormal(true); }
+
 }  // namespace tisa::train

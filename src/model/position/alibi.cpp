@@ -47,7 +47,7 @@ torch::Tensor AlibiImpl::add_to_logits(torch::Tensor logits, const torch::Tensor
   if (!cached_bias_.defined() || cached_bias_.size(-1) != L || cached_bias_.scalar_type() != dtype ||
       cached_bias_.device() != logits.device())
     cached_bias_ = bias(L, torch::TensorOptions().dtype(dtype).device(logits.device()));
-  return logits + cached_bias_.unsqueeze(0);                                          // [B, H, L, L]
+  return add_logit_bias(logits, cached_bias_.unsqueeze(0));                        // [B, H, L, L]
 }
 
 double AlibiImpl::flops(int64_t batch, int64_t length) const {

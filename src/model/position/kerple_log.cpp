@@ -35,7 +35,7 @@ void KerpleLogImpl::begin_forward(int64_t length) { cached_bias_ = bias(length);
 torch::Tensor KerpleLogImpl::add_to_logits(torch::Tensor logits, const torch::Tensor& q) {
   const int64_t L = q.size(2);
   if (!cached_bias_.defined() || cached_bias_.size(-1) != L) cached_bias_ = bias(L);
-  return logits + cached_bias_.unsqueeze(0);                                       // [B, H, L, L]
+  return add_logit_bias(logits, cached_bias_.unsqueeze(0));                     // [B, H, L, L]
 }
 
 double KerpleLogImpl::flops(int64_t batch, int64_t length) const {

@@ -15,6 +15,10 @@ torch::Tensor scheme_logits(torch::Tensor& q, torch::Tensor& k, RelativeSchemeIm
   return logits;
 }
 
+torch::Tensor add_logit_bias(const torch::Tensor& logits, const torch::Tensor& bias) {
+  return logits + (bias.scalar_type() == logits.scalar_type() ? bias : bias.to(logits.scalar_type()));
+}
+
 torch::Tensor toeplitz_from_offsets(const torch::Tensor& f, int64_t length) {
   return f.unfold(1, length, 1).flip({1});  // [H, L, L]
 }

@@ -97,7 +97,10 @@ torch::Tensor ShawImpl::add_to_output(torch::Tensor out, const torch::Tensor& pr
   auto idx = offset_index(L, probs.device()).expand(probs.sizes());                 // [B, H, L, L]
   auto sizes = probs.sizes().vec();
   sizes.back() = 2 * w + 1;
-  auto buckets = torch::zeros(sizes, probs.options()).scatter_add(-1, idx, probs);  // [B, H, L, 2w+1]
+  // The edge buckets sum up to L − w probabilities each: accumulate in float32 even when the
+  // probabilities are bf16 (autocast).
+  const auto acc = probs.scalar_type() == torch::kDouble ? torch::kDouble : torch::kFloat;
+  auto buckets = torch::zeros(sizes, probs.options().dtype(acc)).scatter_add(-1, idx, probs.to(acc));  // [B, H, L, 2w+1]
   auto table = values_.narrow(0, max_distance_ - w, 2 * w + 1).to(buckets.scalar_type());  // [2w+1, d]
   return out + torch::matmul(buckets, table).to(out.scalar_type());                // [B, H, L, d]
 }
