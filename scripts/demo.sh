@@ -7,7 +7,7 @@
 #      updates — H 128, 2 unshared layers, 4k vocabulary, single-word masking, bf16 on a CPU with
 #      native bf16 and fp32 elsewhere (training.precision: auto); 2 heads, E 64 and ALBERT's tanh
 #      GELU, the model its reference figure below was measured with (the full scale moved to 4
-#      heads, E 128 and the exact GELU for its 6,000 updates: docs/results/paper-cpu.md)
+#      heads, E 128 and the exact GELU for its 5,500 updates: docs/results/paper-cpu.md)
 #   4. fine-tune it on the SST-2 sample and print the dev metric
 # Installs and builds first when needed (scripts/setup.sh). Output: runs/demo/ (or $DEMO_OUT).
 #   scripts/demo.sh [--steps N] [--glue-steps N]
