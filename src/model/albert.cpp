@@ -6,7 +6,6 @@
 
 #include "common/error.h"
 #include "model/autocast.h"
-#include "model/fused_attention.h"
 #include "model/position/registry.h"
 
 namespace tisa::model {

@@ -34,10 +34,10 @@ void warn_about_slow_runtime();
 void apply_thread_settings(int64_t threads, int64_t workers = 0);
 
 // Treats subnormal floats as zero in this thread's CPU arithmetic (x86 FTZ + DAZ; threads started
-// later inherit it). Adam's first moment of a parameter row that gets no gradient (most rows of
-// the word embeddings in a fine-tuning step, rare tokens in pretraining) decays by beta1 every
-// update and turns subnormal after ~800 of them; division and square roots over subnormal inputs
-// ran 20x slower (docs/perf/README.md, "Subnormal optimiser state"). Values below 1.2e-38 do not
+// later inherit it). Adam's first moment of a parameter row that gets no gradient (the word
+// embeddings of pieces a GLUE task never uses) decays by beta1 every update and turns subnormal
+// after ~800 of them; division and square roots over subnormal inputs ran 19x slower
+// (docs/perf/README.md, "Subnormal optimiser state"). Values below 1.2e-38 do not
 // change a trained model. Called at start-up of every LibTorch command; returns whether the CPU
 // supports it.
 bool flush_denormals_to_zero();

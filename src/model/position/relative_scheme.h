@@ -78,16 +78,16 @@ struct RelativeSchemeImpl : torch::nn::Module {
 // The attention's eager path and the scheme tests use this one function.
 torch::Tensor scheme_logits(torch::Tensor& q, torch::Tensor& k, RelativeSchemeImpl* scheme);
 
-// The [H, L, L] Toeplitz matrix m[h, i, j] = f[h, (j − i) + L − 1] of a per-offset table
-// f [H, 2L−1] (offsets −(L−1) … L−1), without an index tensor: window k of f holds f[k .. k+L−1],
-// so row i of the flipped windows is f[L−1−i+j]. Its backward sums contiguous windows.
 // logits + a scheme's logit bias, in the logits' dtype. Under bf16 autocast q·kᵀ comes out of a
 // bf16 matrix product; a float32 bias [H, L, L] would promote the whole [B, H, L, L] sum to
 // float32, and with it the mask, the softmax and the cast back before probs·V, forward and
-// backward (on the CPU about a fifth of a small model's step: docs/perf/README.md, "Attention in
-// the logits' dtype"). The bias is cast instead: [H, L, L], not [B, H, L, L].
+// backward (the cpu paper scale's step ran 1.13x as fast without it: docs/perf/README.md,
+// "Attention in the logits' dtype"). The bias is cast instead: [H, L, L], not [B, H, L, L].
 torch::Tensor add_logit_bias(const torch::Tensor& logits, const torch::Tensor& bias);
 
+// The [H, L, L] Toeplitz matrix m[h, i, j] = f[h, (j − i) + L − 1] of a per-offset table
+// f [H, 2L−1] (offsets −(L−1) … L−1), without an index tensor: window k of f holds f[k .. k+L−1],
+// so row i of the flipped windows is f[L−1−i+j]. Its backward sums contiguous windows.
 torch::Tensor toeplitz_from_offsets(const torch::Tensor& f, int64_t length);
 
 }  // namespace tisa::model
