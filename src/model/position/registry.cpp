@@ -38,7 +38,7 @@ const Entry kSchemes[] = {
     {"t5", make_t5_scheme, config::make_settings<T5Settings>},
     {"kerple_log", make_kerple_log_scheme, config::make_settings<KerpleLogSettings>},
     {"fire", make_fire_scheme, config::make_settings<FireSettings>},
-    {"sinusoidal", make_sinusoidal_scheme, nullptr},
+    {"sinusoidal", make_sinusoidal_scheme, config::make_settings<SinusoidalSettings>},
 };
 
 const Entry& find_entry(const std::string& name) {
