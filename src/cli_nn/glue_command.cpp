@@ -5,11 +5,11 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
-#include <sstream>
 
 #include "cli_nn/commands.h"
 #include "common/error.h"
 #include "glue/glue_runner.h"
+#include "glue/seed_summary.h"
 
 namespace tisa::cli {
 
@@ -36,23 +36,12 @@ void add_glue_command(CLI::App& app) {
                 "continue the run in --run-dir (after Ctrl-C or a crash): finished seeds are kept, unfinished "
                 "ones continue from their newest checkpoint")
       ->excludes(overwrite);
-  cmd->add_option("--seeds", *seeds, "comma-separated seeds, e.g. 1,2,3 (default: training.seed)");
-  cmd->callback([opt, seeds] {
+  auto* seeds_opt =
+      cmd->add_option("--seeds", *seeds, "comma-separated distinct seeds, e.g. 1,2,3 (default: training.seed)");
+  cmd->callback([opt, seeds, seeds_opt] {
     if (!opt->print_config && opt->data_dir.empty()) throw CLI::RequiredError("--data-dir");
     if (!opt->print_config && opt->init_dir.empty()) throw CLI::RequiredError("--init");
-    std::stringstream ss(*seeds);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-      if (item.empty()) continue;
-      try {
-        size_t used = 0;
-        long long v = std::stoll(item, &used);
-        if (used != item.size()) throw std::invalid_argument(item);
-        opt->seeds.push_back(v);
-      } catch (const std::exception&) {
-        throw Error("--seeds: '" + item + "' is not an integer (expected e.g. --seeds 1,2,3)");
-      }
-    }
+    if (seeds_opt->count() > 0) opt->seeds = glue::parse_seed_list(*seeds);  // a set: duplicates are refused
     int rc = glue::run_glue_command(*opt);
     if (rc == kExitInterrupted) {  // a checkpoint was saved (message logged), as `pretrain` does
       spdlog::default_logger()->flush();

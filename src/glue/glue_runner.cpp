@@ -115,7 +115,7 @@ FinetuneResult run_one_seed(const GlueRunOptions& opt, FinetuneRequest req) {
 
 // The seeds of one task: every seed's metrics, and the seed whose main metric is best.
 struct SeedResults {
-  std::vector<std::map<std::string, double>> metrics;  // per seed
+  std::map<int64_t, std::map<std::string, double>> metrics;  // by seed
   nlohmann::json per_seed = nlohmann::json::array();   // seed, best_step, metrics, run_dir
   std::string main_metric;
   std::string best_run;  // run folder of the best seed ("" when no seed computed the main metric)
@@ -139,7 +139,7 @@ std::optional<SeedResults> run_seeds(const GlueRunOptions& opt, const std::strin
     req.run_dir = (stdfs::path(task_dir) / ("seed-" + std::to_string(seed))).string();
     FinetuneResult r = run_one_seed(opt, req);
     if (r.exit_code != kExitOk) return std::nullopt;
-    out.metrics.push_back(r.metrics);
+    out.metrics[seed] = r.metrics;
     out.main_metric = r.main_metric;
     out.per_seed.push_back(
         {{"seed", seed}, {"best_step", r.best_step}, {"metrics", r.metrics}, {"run_dir", req.run_dir}});
@@ -345,6 +345,7 @@ int print_task_configs(const GlueRunOptions& opt) {
 
 int run_glue_command(const GlueRunOptions& opt) {
   if (opt.print_config) return print_task_configs(opt);
+  check_distinct_seeds(opt.seeds);  // before the run folder: a repeated seed would train one folder twice
   train::warn_about_slow_runtime();
   if (!stdfs::is_directory(opt.data_dir)) throw Error("--data-dir " + opt.data_dir + " is not a folder");
   if (!stdfs::is_directory(opt.init_dir)) throw Error("--init " + opt.init_dir + " is not a folder");

@@ -4,12 +4,49 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "common/error.h"
 
 namespace tisa::glue {
 
-std::map<std::string, MetricSummary> summarize_runs(const std::vector<std::map<std::string, double>>& runs) {
+std::vector<int64_t> parse_seed_list(const std::string& text) {
+  const std::string expected = " (expected distinct integers, e.g. --seeds 1,2,3)";
+  std::vector<int64_t> seeds;
+  std::set<int64_t> seen;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) throw Error("--seeds '" + text + "': an empty item between commas" + expected);
+    long long v = 0;
+    try {
+      size_t used = 0;
+      v = std::stoll(item, &used);
+      if (used != item.size()) throw std::invalid_argument(item);
+    } catch (const std::exception&) {
+      throw Error("--seeds: '" + item + "' is not an integer" + expected);
+    }
+    if (!seen.insert(v).second) throw Error("--seeds '" + text + "': seed " + item + " is given twice" + expected);
+    seeds.push_back(v);
+  }
+  // getline drops a trailing empty item ("1,"); an empty text yields no seeds at all.
+  if (seeds.empty() || text.back() == ',')
+    throw Error("--seeds '" + text + "': " + (seeds.empty() ? "no seeds" : "an empty item after the last comma") +
+                expected);
+  return seeds;
+}
+
+void check_distinct_seeds(const std::vector<int64_t>& seeds) {
+  std::set<int64_t> seen;
+  for (int64_t s : seeds)
+    if (!seen.insert(s).second)
+      throw Error("seed " + std::to_string(s) + " is given twice (a seed is one run; expected distinct seeds)");
+}
+
+std::map<std::string, MetricSummary> summarize_runs(const std::map<int64_t, std::map<std::string, double>>& runs) {
   std::map<std::string, std::vector<double>> values;
-  for (const auto& run : runs)
+  for (const auto& [seed, run] : runs)
     for (const auto& [name, v] : run) values[name].push_back(v);
   std::map<std::string, MetricSummary> out;
   for (auto& [name, v] : values) {

@@ -15,6 +15,7 @@
 #include "glue/glue_runner.h"
 #include "glue/glue_tasks.h"
 #include "glue/seed_summary.h"
+#include "support/expect_error.h"
 #include "support/test_paths.h"
 
 using namespace tisa;
@@ -22,8 +23,10 @@ using namespace tisa;
 TEST(GlueSeedSummary, MeanSampleStdAndMedianByHand) {
   // acc over 4 seeds: 0.5, 0.7, 0.6, 0.8 → mean 0.65, median 0.65,
   // sample std sqrt(((.15² + .05² + .05² + .15²)/3)) = sqrt(0.05/3).
-  std::vector<std::map<std::string, double>> runs = {
-      {{"acc", 0.5}, {"f1", 1.0}}, {{"acc", 0.7}, {"f1", 2.0}}, {{"acc", 0.6}, {"f1", 4.0}}, {{"acc", 0.8}}};
+  std::map<int64_t, std::map<std::string, double>> runs = {{1, {{"acc", 0.5}, {"f1", 1.0}}},
+                                                            {2, {{"acc", 0.7}, {"f1", 2.0}}},
+                                                            {3, {{"acc", 0.6}, {"f1", 4.0}}},
+                                                            {4, {{"acc", 0.8}}}};
   auto s = glue::summarize_runs(runs);
   EXPECT_NEAR(s["acc"].mean, 0.65, 1e-12);
   EXPECT_NEAR(s["acc"].median, 0.65, 1e-12);
@@ -31,12 +34,27 @@ TEST(GlueSeedSummary, MeanSampleStdAndMedianByHand) {
   EXPECT_EQ(s["acc"].runs, 4u);
   EXPECT_NEAR(s["f1"].median, 2.0, 1e-12);  // odd count: the middle value
   EXPECT_EQ(s["f1"].runs, 3u);
-  auto one = glue::summarize_runs({{{"mcc", 0.3}}});
+  auto one = glue::summarize_runs({{7, {{"mcc", 0.3}}}});
   EXPECT_EQ(one["mcc"].std, 0.0);
   auto j = glue::summary_to_json(s);
   EXPECT_NEAR(j["acc"]["std"].get<double>(), std::sqrt(0.05 / 3.0), 1e-12);
   auto table = glue::format_summary_table("SST-2", s);
   EXPECT_NE(table.find("0.6500"), std::string::npos) << table;
+}
+
+// Issue 36: seeds are a set. `--seeds 1,1,2` would train seed 1 twice into one folder and count it
+// twice in the mean; a list with an empty item (`--seeds ,`) names no seed.
+TEST(GlueSeedSet, DuplicatesAndEmptyItemsAreRefusedByName) {
+  EXPECT_EQ(glue::parse_seed_list("3,1,2"), (std::vector<int64_t>{3, 1, 2}));
+  EXPECT_EQ(glue::parse_seed_list("-4"), (std::vector<int64_t>{-4}));
+  EXPECT_HAS(test::error_of([] { glue::parse_seed_list("1,1,2"); }), "seed 1 is given twice");
+  EXPECT_HAS(test::error_of([] { glue::parse_seed_list(","); }), "--seeds ',': an empty item between commas");
+  EXPECT_HAS(test::error_of([] { glue::parse_seed_list("1,,2"); }), "an empty item between commas");
+  EXPECT_HAS(test::error_of([] { glue::parse_seed_list("1,2,"); }), "an empty item after the last comma");
+  EXPECT_HAS(test::error_of([] { glue::parse_seed_list(""); }), "no seeds");
+  EXPECT_HAS(test::error_of([] { glue::parse_seed_list("1,x"); }), "'x' is not an integer");
+  EXPECT_HAS(test::error_of([] { glue::check_distinct_seeds({5, 6, 5}); }), "seed 5 is given twice");
+  EXPECT_NO_THROW(glue::check_distinct_seeds({}));
 }
 
 TEST(GlueBatches, DynamicPaddingMaskAndLabels) {
