@@ -299,6 +299,8 @@ struct GlueConfig {
   int64_t eval_interval = 0;   // 0 = once per epoch
   int64_t eval_batch_size = 64;
   bool group_by_length = false;  // batches of similar length (windows of 50 batches sorted by length)
+  std::string init;              // the --init model folder (set by `glue`; recorded in config.yaml)
+  std::string init_identity;     // content hash of that folder's files, checked on --resume (glue/glue_resume.h)
   template <class V> void visit(V& v) {
     v.field("task", task, "GLUE task name");
     v.field("lr", lr, "peak learning rate (AdamW)");
@@ -314,6 +316,9 @@ struct GlueConfig {
     v.field("eval_batch_size", eval_batch_size, "evaluation batch size");
     v.field("group_by_length", group_by_length,
             "training batches of similar length: windows of 50 batches sorted by length (less padding)");
+    v.field("init", init, "the --init model folder (set from --init)");
+    v.field("init_identity", init_identity,
+            "content hash of the --init folder's files (set by glue; a --resume must start from the same model)");
   }
 };
 

@@ -234,7 +234,10 @@ void set_up(Finetune& f) {
     f.sampler = std::make_unique<GlueSampler>(f.train.size(), sampler_seed);
   }
   f.best_dir = (stdfs::path(f.req.run_dir) / "best").string();
-  if (f.dist.is_main()) config::write_resolved_config(f.req.config, (stdfs::path(f.req.run_dir) / "config.yaml").string());
+  // A resumed run keeps its record (glue_runner checked the settings against it); a fresh one writes it.
+  const std::string config_path = (stdfs::path(f.req.run_dir) / "config.yaml").string();
+  if (f.dist.is_main() && (!f.req.resume || !fs::exists(config_path)))
+    config::write_resolved_config(f.req.config, config_path);
   if (f.req.resume) resume(f);
   else f.ctx.open_metrics();
   std::string dev_sizes;

@@ -23,6 +23,7 @@
 #include "glue/finetune.h"
 #include "glue/glue_eval.h"
 #include "glue/glue_model.h"
+#include "glue/glue_resume.h"
 #include "glue/glue_tasks.h"
 #include "glue/seed_summary.h"
 #include "train/checkpoint.h"
@@ -113,6 +114,11 @@ FinetuneResult run_one_seed(const GlueRunOptions& opt, FinetuneRequest req) {
   return run_finetune(req);
 }
 
+// A seed's run folder inside its task's folder.
+std::string seed_dir(const std::string& task_dir, int64_t seed) {
+  return (stdfs::path(task_dir) / ("seed-" + std::to_string(seed))).string();
+}
+
 // The seeds of one task: every seed's metrics, and the seed whose main metric is best.
 struct SeedResults {
   std::map<int64_t, std::map<std::string, double>> metrics;  // by seed
@@ -136,7 +142,7 @@ std::optional<SeedResults> run_seeds(const GlueRunOptions& opt, const std::strin
     req.config = cfg;
     req.config.training.seed = seed;
     req.seed = seed;
-    req.run_dir = (stdfs::path(task_dir) / ("seed-" + std::to_string(seed))).string();
+    req.run_dir = seed_dir(task_dir, seed);
     FinetuneResult r = run_one_seed(opt, req);
     if (r.exit_code != kExitOk) return std::nullopt;
     out.metrics[seed] = r.metrics;
@@ -175,10 +181,20 @@ std::optional<nlohmann::json> run_one_task(const GlueRunOptions& opt, const std:
   train::Distributed& dist = train::process_group(train::rank_device(device));
   // precision: auto becomes bf16 or fp32 once per task; every seed's config.yaml records it.
   cfg.training.precision = train::choose_precision(cfg.training.precision, device, "[glue]");
+  cfg.glue.init = stdfs::weakly_canonical(opt.init_dir).string();
+  cfg.glue.init_identity = init_identity(opt.init_dir);
+  const std::vector<int64_t> seeds = opt.seeds.empty() ? std::vector<int64_t>{cfg.training.seed} : opt.seeds;
+  // --resume: every seed started earlier must continue with its recorded settings and model,
+  // checked before the data is tokenised again.
+  if (opt.resume)
+    for (int64_t seed : seeds) {
+      config::Config requested = cfg;
+      requested.training.seed = seed;
+      check_glue_resume(seed_dir(task_dir, seed), requested);
+    }
   dist.main_first([&] { prepare_task_data(task, opt.data_dir, "", opt.init_dir, cfg.glue.max_length, data_dir); },
                   "tokenising " + task);
 
-  const std::vector<int64_t> seeds = opt.seeds.empty() ? std::vector<int64_t>{cfg.training.seed} : opt.seeds;
   std::optional<SeedResults> r = run_seeds(opt, task, cfg, seeds, task_dir, data_dir);
   if (!r) return std::nullopt;
   auto summary = summarize_runs(r->metrics);

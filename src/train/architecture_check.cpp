@@ -19,14 +19,17 @@ std::vector<std::string> keys_allowed_to_change_on_resume() {
           "glue.*"};
 }
 
-void check_resume_settings(const config::Config& run_config, const config::Config& requested,
-                           const std::string& run_config_path) {
+namespace {
+
+// Keys of `run_config` and `requested` that differ, outside `may_change` and `skipped_prefix`.
+void check_settings_kept(const config::Config& run_config, const config::Config& requested,
+                         const std::string& run_config_path, const std::vector<std::string>& may_change,
+                         const std::string& skipped_prefix) {
   const auto before = config::flatten_config(run_config), after = config::flatten_config(requested);
   TISA_CHECK(before.size() == after.size(), "config flattening differs in size");
-  const auto allowed = keys_allowed_to_change_on_resume();
   auto is_allowed = [&](const std::string& key) {
-    if (key.rfind("model.", 0) == 0) return true;  // reconcile_model_config() checks these
-    for (const auto& k : allowed)
+    if (!skipped_prefix.empty() && key.rfind(skipped_prefix, 0) == 0) return true;
+    for (const auto& k : may_change)
       if (k == key || (k.back() == '*' && key.rfind(k.substr(0, k.size() - 1), 0) == 0)) return true;
     return false;
   };
@@ -38,10 +41,23 @@ void check_resume_settings(const config::Config& run_config, const config::Confi
   }
   if (problems.empty()) return;
   std::string keys;
-  for (const auto& k : allowed) keys += (keys.empty() ? "" : ", ") + k;
+  for (const auto& k : may_change) keys += (keys.empty() ? "" : ", ") + k;
   throw Error("--resume continues the run of " + run_config_path + ", but these settings would change it:" + problems +
               "\nhint: drop these --set/--config changes to resume, or start a new run in another --run-dir; "
               "settings that may change on resume: " + keys);
+}
+
+}  // namespace
+
+void check_resume_settings(const config::Config& run_config, const config::Config& requested,
+                           const std::string& run_config_path) {
+  // model.* keys: reconcile_model_config() checks these against the checkpoint.
+  check_settings_kept(run_config, requested, run_config_path, keys_allowed_to_change_on_resume(), "model.");
+}
+
+void check_resume_settings(const config::Config& run_config, const config::Config& requested,
+                           const std::string& run_config_path, const std::vector<std::string>& may_change) {
+  check_settings_kept(run_config, requested, run_config_path, may_change, "");
 }
 
 bool is_training_time_model_key(const std::string& key) {

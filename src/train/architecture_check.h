@@ -30,5 +30,10 @@ std::vector<std::string> keys_allowed_to_change_on_resume();
 // reconcile_model_config()'s business and skipped here.
 void check_resume_settings(const config::Config& run_config, const config::Config& requested,
                            const std::string& run_config_path);
+// The same check for another kind of run (GLUE fine-tuning, glue/glue_resume.h): every key of
+// `requested` except those matching `may_change` ("a.b" exactly, "a.*" by prefix) must equal the
+// record, model.* keys included.
+void check_resume_settings(const config::Config& run_config, const config::Config& requested,
+                           const std::string& run_config_path, const std::vector<std::string>& may_change);
 
 }  // namespace tisa::train

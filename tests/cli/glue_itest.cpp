@@ -670,3 +670,56 @@ TEST(GlueEndToEnd, InterruptAndResumeEndBitIdentical) {
     EXPECT_EQ(ra["best_step"], rb["best_step"]) << name;
   }
 }
+
+// Issue 36: `glue --resume` keeps its word as pretraining does. A seed's recorded settings
+// (glue.lr, glue.max_length, the --init model's identity ...) must match; a mismatch is refused
+// naming the key and both values, before any data is tokenised again; intervals, threads and the
+// model folder's path may change; the record is never rewritten.
+TEST(GlueEndToEnd, ResumeRefusesChangedSettingsAndKeepsTheRecord) {
+  const std::string sample = tisa::test::source_dir() + "/data/sample/glue";
+  ASSERT_TRUE(tisa::test::file_exists(sample + "/SST-2/train.tsv")) << sample;
+  const std::string tmp = tisa::test::make_temp_dir("glue_resume_word");
+  const std::string glue_dir = tmp + "/glue";
+  copy_task(sample, glue_dir, "SST-2");
+  const std::vector<std::string> vocab = make_vocab(column(glue_dir + "/SST-2/train.tsv", 0, true), 3000);
+  write_tiny_albert(tmp + "/init", vocab);
+  write_tiny_albert(tmp + "/other", vocab, /*seed=*/2);  // same shapes and tokenizer, other weights
+  stdfs::copy(tmp + "/init", tmp + "/moved");           // the same model in another folder
+  const std::string dir = tmp + "/run";
+  const std::string settings = " --task SST-2 --data-dir " + glue_dir + " --seeds 1 --run-dir " + dir +
+                               " --set glue.lr=5e-4 --set glue.batch_size=8 --set glue.steps=10"
+                               " --set glue.max_length=48 --set training.checkpoint_interval=5"
+                               " --set training.threads=1";
+  CmdResult first = run("glue --init " + tmp + "/init" + settings, tmp + "/first.log");
+  ASSERT_EQ(first.rc, 0) << first.output;
+  const std::string seed = dir + "/SST-2/seed-1";
+  const std::string record = tisa::fs::read_file(seed + "/config.yaml");
+  EXPECT_NE(record.find("init_identity:"), std::string::npos) << record;
+  stdfs::remove(seed + "/results.json");  // as if it had been stopped after its last checkpoint
+
+  struct Probe {
+    std::string args, says;
+  };
+  const std::vector<Probe> refused = {
+      {"--init " + tmp + "/init" + settings + " --set glue.lr=1e-3", "glue.lr: the run has 0.0005, now 0.001"},
+      {"--init " + tmp + "/init" + settings + " --set glue.max_length=64", "glue.max_length: the run has 48, now 64"},
+      {"--init " + tmp + "/other" + settings, "glue.init_identity: the run has "},
+  };
+  for (const auto& p : refused) {
+    CmdResult r = run("glue --resume " + p.args, tmp + "/refused.log");
+    EXPECT_EQ(r.rc, 1) << p.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(p.says), std::string::npos) << p.says << "\n" << r.output;
+    EXPECT_NE(r.output.find(seed + "/config.yaml"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("[data]"), std::string::npos) << "tokenised before the check\n" << r.output;
+    EXPECT_EQ(tisa::fs::read_file(seed + "/config.yaml"), record) << p.args;
+    EXPECT_FALSE(tisa::test::file_exists(seed + "/results.json")) << p.args;
+  }
+  // Allowed: the log interval, the threads and the model folder's path (same content).
+  CmdResult ok = run("glue --resume --init " + tmp + "/moved" + settings +
+                         " --set training.log_interval=3 --set training.threads=2",
+                     tmp + "/ok.log");
+  ASSERT_EQ(ok.rc, 0) << ok.output;
+  EXPECT_NE(ok.output.find("resuming"), std::string::npos) << ok.output;
+  EXPECT_TRUE(tisa::test::file_exists(seed + "/results.json"));
+  EXPECT_EQ(tisa::fs::read_file(seed + "/config.yaml"), record) << "a resumed run rewrote its record";
+}
