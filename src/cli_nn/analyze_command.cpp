@@ -6,7 +6,7 @@
 
 #include "analysis/checkpoint_analysis.h"
 #include "cli_nn/commands.h"
-
+#include "common/cli_checks.h"
 #include "common/output_guard.h"
 
 namespace tisa::cli {
@@ -22,7 +22,7 @@ void add_analyze_command(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--out", options->out_dir, "output directory (created)")->required();
   cmd->add_option("--positions", options->positions, "leading positions analysed (0 = all rows of the table)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_at_least(options->positions, 0));
   cmd->add_flag("!--no-pictures", options->pictures, "write analysis.json only");
   cmd->callback([options] {
     check_output_folder_holds_no_input("--out", options->out_dir, model_folder_inputs(options->model_dir));

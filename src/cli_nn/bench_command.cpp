@@ -25,6 +25,7 @@
 
 #include "bench/bench.h"
 #include "cli_nn/commands.h"
+#include "common/cli_checks.h"
 #include "common/cpu_features.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -410,24 +411,30 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--precision", args->precisions, "fp32 and/or bf16 (autocast), comma-separated");
   cmd->add_option("--attention", args->attentions,
                   "auto (fused SDPA where this LibTorch has it and the scheme allows) and/or eager, comma-separated");
-  cmd->add_option("--device", args->device, "cpu or cuda");
+  cmd->add_option("--device", args->device, "cpu or cuda")->check(device_name());
   cmd->add_option("--peak-tflops", args->peak_tflops,
                   "the device's dense peak (e.g. 989 for H100/H200 bf16): adds model-FLOPs utilisation");
   cmd->add_option("--optimizer", args->optimizer, "adamw or lamb");
-  cmd->add_option("--threads", args->threads, "intra-op threads (0 = LibTorch default)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--interop-threads", args->interop_threads, "inter-op threads (0 = LibTorch default)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--reps", args->reps, "timed repetitions (median and spread reported)")->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", args->warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--masked-per-seq", args->masked_per_seq, "masked positions per sequence (-1: min(20, 15%))");
+  cmd->add_option("--threads", args->threads, "intra-op threads (0 = LibTorch default)")
+      ->check(integer_between(args->threads, 0, 1024));
+  cmd->add_option("--interop-threads", args->interop_threads, "inter-op threads (0 = LibTorch default)")
+      ->check(integer_between(args->interop_threads, 0, 1024));
+  cmd->add_option("--reps", args->reps, "timed repetitions (median and spread reported)")
+      ->check(integer_at_least(args->reps, 1));
+  cmd->add_option("--warmup", args->warmup, "untimed repetitions first")->check(integer_at_least(args->warmup, 0));
+  cmd->add_option("--masked-per-seq", args->masked_per_seq, "masked positions per sequence (-1: min(20, 15%))")
+      ->check(integer_at_least(args->masked_per_seq, -1));
   cmd->add_flag("--mlm-all-positions", args->mlm_all_positions, "vocabulary projection at every position (as HF)");
   cmd->add_option("--profile", args->profile_dir, "folder: write an operator profile (+ chrome trace) per config");
   cmd->add_flag("--gemm", args->gemm, "measure the matrix-product rate (f32, bf16)");
   cmd->add_flag("--data", args->data, "measure the data pipeline (example builder + loader)");
   cmd->add_option("--data-dataset", args->data_dataset, "prepared dataset for --data (default: synthetic)");
-  cmd->add_option("--data-workers", args->data_workers, "loader worker threads for --data")->check(CLI::Range(0, 1024));
-  cmd->add_option("--data-batches", args->data_batches, "batches per repetition for --data")->check(CLI::PositiveNumber);
+  cmd->add_option("--data-workers", args->data_workers, "loader worker threads for --data")
+      ->check(integer_between(args->data_workers, 0, 1024));
+  cmd->add_option("--data-batches", args->data_batches, "batches per repetition for --data")
+      ->check(integer_at_least(args->data_batches, 1));
   cmd->add_option("--loss-check", args->loss_check, "train N steps in fp32 and bf16 and compare the losses")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_at_least(args->loss_check, 0));
   cmd->add_flag("--in-process", args->in_process, "run model configs in this process (peak memory cumulative)");
   cmd->add_option("--json", args->json_path, "write all results as JSON to this file ('-': stdout, table to stderr)");
   cmd->add_option("--only", args->only, "(internal) run one spec given as JSON")->group("");

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_nn/commands.h"
+#include "common/cli_checks.h"
 #include "glue/glue_runner.h"
 
 namespace tisa::cli {
@@ -15,10 +16,11 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--task", opt->task, "GLUE task (default: the task recorded in the model's config.json)");
   cmd->add_option("--output", opt->output, "metrics JSON file (default: <model>/eval_results.json)");
   cmd->add_option("--cache-dir", opt->cache_dir, "folder for the tokenised data (default: ~/.cache/tisa-train/glue/...)");
-  cmd->add_option("--batch-size", opt->batch_size, "evaluation batch size")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch-size", opt->batch_size, "evaluation batch size")
+      ->check(integer_at_least(opt->batch_size, 1));
   cmd->add_option("--max-length", opt->max_length, "tokens per example (0 = as in fine-tuning)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--device", opt->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+      ->check(integer_at_least(opt->max_length, 0));
+  cmd->add_option("--device", opt->device, "cpu or cuda")->check(device_name());
   cmd->callback([opt] { glue::run_eval_command(*opt); });
 }
 

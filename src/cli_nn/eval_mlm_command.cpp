@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli_nn/commands.h"
+#include "common/cli_checks.h"
 #include "common/error.h"
 #include "common/output_guard.h"
 #include "common/fs.h"
@@ -97,16 +98,18 @@ void add_eval_mlm_command(CLI::App& app) {
   cmd->add_option("--seq-lengths", a->lengths, "comma-separated lengths, e.g. 128,256,512 (1x, 2x, 4x training)")
       ->required();
   cmd->add_option("--split", a->options.split, "dataset split: valid or train")->check(CLI::IsMember({"valid", "train"}));
-  cmd->add_option("--batch-size", a->options.batch_size, "examples per batch")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch-size", a->options.batch_size, "examples per batch")
+      ->check(integer_at_least(a->options.batch_size, 1));
   cmd->add_option("--max-batches", a->options.max_batches, "batches per length (0 = the whole split)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_at_least(a->options.max_batches, 0));
   cmd->add_option("--masked-lm-prob", a->options.masked_lm_prob, "share of tokens masked at every length")
       ->check(CLI::Range(0.001, 0.999));
   cmd->add_option("--seed", a->seed, "seed of the examples and masks (same for every model)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--device", a->device, "cpu or cuda");
+      ->check(integer_at_least(a->seed, 0));
+  cmd->add_option("--device", a->device, "cpu or cuda")->check(device_name());
   cmd->add_flag("--bf16", a->bf16, "bf16 autocast");
-  cmd->add_option("--threads", a->threads, "intra-op threads (0 = LibTorch default)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--threads", a->threads, "intra-op threads (0 = LibTorch default)")
+      ->check(integer_between(a->threads, 0, 1024));
   cmd->add_option("--output", a->output, "JSON file to write (also printed as a table)");
   cmd->callback([a] { run_eval_mlm(*a); });
 }

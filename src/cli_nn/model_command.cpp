@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "cli_nn/commands.h"
+#include "common/cli_checks.h"
 #include "common/error.h"
 #include "common/output_guard.h"
 #include "config/config_loader.h"
@@ -193,7 +194,7 @@ void add_model_command(CLI::App& app) {
   f->add_option("--inputs", fwd->inputs, "safetensors with input_ids, token_type_ids, attention_mask [, labels, sentence_order_label]")
       ->required();
   f->add_option("--output", fwd->output, "safetensors file to write")->required();
-  f->add_option("--device", fwd->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  f->add_option("--device", fwd->device, "cpu or cuda")->check(device_name());
   f->add_flag("--bf16", fwd->bf16, "bf16 autocast");
   f->add_flag("--all-outputs", fwd->all_outputs, "also write embedding_output, hidden_states.<i>, attentions.<i>");
   f->callback([fwd] { run_forward(*fwd); });
@@ -204,7 +205,7 @@ void add_model_command(CLI::App& app) {
   auto* s = cmd->add_subcommand("summary", "parameters per group, positional parameters, FLOPs per token");
   s->add_option("--config", *config_path, "YAML config")->required();
   s->add_option("--set", *overrides, "override key.path=value (repeatable)");
-  s->add_option("--seq-length", *seq, "sequence length for the FLOPs estimate")->check(CLI::PositiveNumber);
+  s->add_option("--seq-length", *seq, "sequence length for the FLOPs estimate")->check(integer_at_least(*seq, 1));
   s->callback([config_path, overrides, seq] { run_summary(*config_path, *overrides, *seq); });
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli_nn/commands.h"
+#include "common/cli_checks.h"
 #include "plot/run_plots.h"
 
 namespace tisa::cli {
@@ -21,7 +22,7 @@ void add_plot_command(CLI::App& app) {
   cmd->add_option("--x", options->x_key, "x axis: step or time")->check(CLI::IsMember({"step", "time"}));
   cmd->add_option("--smooth", options->smooth, "EMA smoothing of train curves (weight of the past, 0 = none)")
       ->check(CLI::Range(0.0, 0.999));
-  cmd->add_option("--columns", options->columns, "panels per row")->check(CLI::PositiveNumber);
+  cmd->add_option("--columns", options->columns, "panels per row")->check(integer_at_least(options->columns, 1));
   cmd->add_option("--title", options->title, "figure title");
   cmd->callback([options] { plot::plot_runs(*options); });
 }

@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "cli_nn/commands.h"
+#include "common/cli_checks.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/run_directory.h"
@@ -88,7 +89,7 @@ void add_pretrain_command(CLI::App& app) {
   cmd->add_option("--run-dir", args->run_dir, "run directory (default runs/<config name>-<timestamp>)");
   cmd->add_option("--stop-after-step", args->stop_after_step,
                   "behave as if interrupted after update N: save a checkpoint, exit 130 (resume checks)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(args->stop_after_step, 1));
   auto* resume = cmd->add_flag("--resume", args->resume, "continue from the newest valid checkpoint of the run directory");
   auto* overwrite = cmd->add_flag(
       "--overwrite", args->overwrite,

@@ -12,6 +12,7 @@
 
 #include "analysis/paper_report.h"
 #include "cli_nn/commands.h"
+#include "common/cli_checks.h"
 #include "common/error.h"
 #include "common/fs.h"
 
@@ -74,7 +75,7 @@ void add_report_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--resamples", a->resamples, "bootstrap resamples per comparison")
       ->capture_default_str()
-      ->check(CLI::Range(int64_t{100}, int64_t{1000000}));
+      ->check(integer_between(a->resamples, 100, 1000000));
   cmd->add_option("--meta", a->meta, "KEY=VALUE shown above the table, e.g. scale=small (repeatable)");
   cmd->callback([a] { run_report(*a); });
 }

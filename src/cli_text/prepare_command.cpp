@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli_text/commands.h"
+#include "common/cli_checks.h"
 #include "common/error.h"
 #include "common/output_guard.h"
 #include "prep/prepare_pretrain.h"
@@ -77,8 +78,9 @@ void add_prepare_command(CLI::App& app) {
   cmd->add_option("--format", args->format,
                   "auto, albert (sentence per line, blank line between documents), wikitext, gutenberg "
                   "(wrapped prose), lines (one document per line)");
-  cmd->add_option("--threads", args->threads, "tokenisation threads (0 = all cores)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--seed", args->seed, "seed of the train/valid split")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", args->threads, "tokenisation threads (0 = all cores)")
+      ->check(integer_between(args->threads, 0, 1024));
+  cmd->add_option("--seed", args->seed, "seed of the train/valid split")->check(integer_at_least(args->seed, 0));
   cmd->callback([args] { run_prepare_pretrain(*args); });
   add_prepare_glue_subcommand(*prepare);
 }

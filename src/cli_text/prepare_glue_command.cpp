@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli_text/commands.h"
+#include "common/cli_checks.h"
 #include "common/error.h"
 #include "common/output_guard.h"
 #include "prep/glue_prepare.h"
@@ -24,8 +25,10 @@ void add_prepare_glue_subcommand(CLI::App& prepare) {
       ->required();
   cmd->add_option("--lowercase", *lowercase, "true or false (default: the tokenizer's own setting)");
   cmd->add_option("--output", opt->output, "output folder (manifest.json + <split>.bin)")->required();
-  cmd->add_option("--max-length", opt->max_length, "tokens per example incl. [CLS]/[SEP]")->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", opt->threads, "tokenisation threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--max-length", opt->max_length, "tokens per example incl. [CLS]/[SEP]")
+      ->check(integer_at_least(opt->max_length, 1));
+  cmd->add_option("--threads", opt->threads, "tokenisation threads (0 = all cores)")
+      ->check(integer_between(opt->threads, 0, 1024));
   cmd->add_flag("--force", opt->force, "prepare even when the output is up to date");
   cmd->callback([opt, lowercase] {
     if (opt->data_dir.empty() == opt->input.empty())

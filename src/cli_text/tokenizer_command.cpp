@@ -16,6 +16,7 @@
 
 #include "common/output_guard.h"
 #include "cli_text/commands.h"
+#include "common/cli_checks.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "text/batch_encode.h"
@@ -90,11 +91,14 @@ void add_train(CLI::App* parent) {
   auto flags = std::make_shared<CaseFlags>();
   cmd->add_option("--type", o->type, "sentencepiece or wordpiece")->check(CLI::IsMember({"sentencepiece", "wordpiece"}));
   cmd->add_option("--input", o->inputs, "UTF-8 text files (BOM and CRLF are fine)")->required()->expected(1, -1);
-  cmd->add_option("--vocab-size", o->vocab_size, "vocabulary size, special tokens included")->check(CLI::PositiveNumber);
+  cmd->add_option("--vocab-size", o->vocab_size, "vocabulary size, special tokens included")
+      ->check(integer_at_least(o->vocab_size, 1));
   cmd->add_option("--output", o->output_dir, "output directory (model/vocab + tisa_tokenizer.json)")->required();
-  cmd->add_option("--threads", o->threads, "threads (0: all)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--max-sentences", o->max_sentences, "SentencePiece: sentences sampled for training")->check(CLI::PositiveNumber);
-  cmd->add_option("--min-frequency", o->min_frequency, "WordPiece: least count of a merged pair")->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", o->threads, "threads (0: all)")->check(integer_between(o->threads, 0, 1024));
+  cmd->add_option("--max-sentences", o->max_sentences, "SentencePiece: sentences sampled for training")
+      ->check(integer_at_least(o->max_sentences, 1));
+  cmd->add_option("--min-frequency", o->min_frequency, "WordPiece: least count of a merged pair")
+      ->check(integer_at_least(o->min_frequency, 1));
   cmd->add_option("--limit-alphabet", o->limit_alphabet, "WordPiece: most distinct characters kept");
   flags->add_to(cmd);
   cmd->callback([o, flags] {
@@ -158,8 +162,9 @@ void add_encode(CLI::App* parent) {
   cmd->add_option("--input", a->input, "text file, one text per line (split on \\n only)")->required();
   cmd->add_option("--output", a->output, "JSONL output file")->required();
   cmd->add_flag("--pairs", a->pairs, "lines are text_a<TAB>text_b; write model inputs (a line without TAB is a single text)");
-  cmd->add_option("--max-length", a->max_length, "with --pairs: total length with special tokens")->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", a->threads, "threads (0: all)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--max-length", a->max_length, "with --pairs: total length with special tokens")
+      ->check(integer_at_least(a->max_length, 1));
+  cmd->add_option("--threads", a->threads, "threads (0: all)")->check(integer_between(a->threads, 0, 1024));
   a->flags.add_to(cmd);
   cmd->callback([a] {
     check_output_is_not_input("--output", a->output, {a->input, a->tokenizer});
@@ -221,8 +226,10 @@ void add_bench(CLI::App* parent) {
   auto a = std::make_shared<Args>();
   cmd->add_option("--tokenizer", a->tokenizer, "a .model, a vocab.txt or a tokenizer directory")->required();
   cmd->add_option("--input", a->inputs, "text files (lines; BOM/CRLF removed)")->required()->expected(1, -1);
-  cmd->add_option("--threads", a->threads, "threads of the parallel run (0: all)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--min-seconds", a->min_seconds, "repeat each measurement until it took this long")->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", a->threads, "threads of the parallel run (0: all)")
+      ->check(integer_between(a->threads, 0, 1024));
+  cmd->add_option("--min-seconds", a->min_seconds, "repeat each measurement until it took this long")
+      ->check(positive_number());
   a->flags.add_to(cmd);
   cmd->callback([a] {
     auto tok = text::load_tokenizer(a->tokenizer, a->flags.options());

@@ -64,6 +64,11 @@ void SettingsProblems::at_least(const std::string& field, int64_t value, int64_t
   if (value < minimum) add(field, "must be >= " + std::to_string(minimum) + ", got " + std::to_string(value));
 }
 
+void SettingsProblems::at_most(const std::string& field, int64_t value, int64_t maximum, const std::string& why) {
+  if (value > maximum)
+    add(field, "must be <= " + std::to_string(maximum) + " (" + why + "), got " + std::to_string(value));
+}
+
 void SettingsProblems::positive(const std::string& field, double value) {
   if (!(value > 0) || std::isinf(value)) add(field, "must be a positive finite number, got " + number(value));
 }

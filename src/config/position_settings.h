@@ -72,6 +72,8 @@ class SettingsProblems {
   // A problem of another key (e.g. "model.position.relative").
   void add_key(const std::string& key, const std::string& message);
   void at_least(const std::string& field, int64_t value, int64_t minimum);
+  // An upper bound checked before anything is allocated; `why` says what the bound protects.
+  void at_most(const std::string& field, int64_t value, int64_t maximum, const std::string& why);
   void positive(const std::string& field, double value);      // finite and > 0
   void non_negative(const std::string& field, double value);  // finite and >= 0
   void finite(const std::string& field, double value);

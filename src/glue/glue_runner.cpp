@@ -326,13 +326,17 @@ nlohmann::json results_of_other_tasks(const std::string& results_path, const std
 }
 
 // Copies the leaderboard files of a task's best seed into the run's leaderboard/ (AX.tsv comes
-// with MNLI).
-void collect_leaderboard_files(const std::string& best_run, const std::string& lb_dir) {
+// with MNLI). Returns how many it copied (none when no seed has a best model or test files).
+size_t collect_leaderboard_files(const std::string& best_run, const std::string& lb_dir) {
   const stdfs::path src = stdfs::path(best_run) / "leaderboard";
-  if (best_run.empty() || !stdfs::is_directory(src)) return;
+  if (best_run.empty() || !stdfs::is_directory(src)) return 0;
   fs::create_directories(lb_dir);
-  for (const auto& e : stdfs::directory_iterator(src))
+  size_t copied = 0;
+  for (const auto& e : stdfs::directory_iterator(src)) {
     stdfs::copy_file(e.path(), stdfs::path(lb_dir) / e.path().filename(), stdfs::copy_options::overwrite_existing);
+    ++copied;
+  }
+  return copied;
 }
 
 void print_glue_summary(const std::vector<std::string>& tasks, const std::vector<std::string>& skipped,
@@ -376,17 +380,21 @@ int run_glue_command(const GlueRunOptions& opt) {
 
   nlohmann::json all_results = {{"tasks", nlohmann::json::object()}, {"skipped", skipped}, {"init", opt.init_dir}};
   if (main_rank) all_results["tasks"] = results_of_other_tasks(results_path, tasks);
+  size_t leaderboard_files = 0;  // written by this command (the message names the folder only then)
   for (const auto& task : tasks) {
     std::string best_run;
     auto task_results = run_one_task(opt, task, run_dir, &best_run);
     if (!task_results) return kExitInterrupted;  // checkpoint saved; `--resume` continues
     all_results["tasks"][task] = *task_results;
     if (!main_rank) continue;
-    collect_leaderboard_files(best_run, lb_dir);
+    leaderboard_files += collect_leaderboard_files(best_run, lb_dir);
     fs::write_file_atomic(results_path, all_results.dump(2) + "\n");
   }
   if (tasks.size() > 1 && main_rank) print_glue_summary(tasks, skipped, all_results);
-  spdlog::info("[glue] results in {}/results.json; leaderboard files in {}", run_dir, lb_dir);
+  if (leaderboard_files > 0)
+    spdlog::info("[glue] results in {}/results.json; {} leaderboard file(s) in {}", run_dir, leaderboard_files, lb_dir);
+  else
+    spdlog::info("[glue] results in {}/results.json; no leaderboard files (no test split with a best model)", run_dir);
   return kExitOk;
 }
 
@@ -396,6 +404,9 @@ int run_eval_command(const EvalOptions& opt) {
   const std::string path = opt.output.empty() ? (stdfs::path(opt.model_dir) / "eval_results.json").string() : opt.output;
   std::vector<std::string> inputs = model_folder_inputs(opt.model_dir);
   for (const auto& split : task.dev_splits) inputs.push_back(data::glue_tsv_path(opt.data_dir, task.name, split));
+  if (stdfs::is_directory(path))
+    throw Error("--output " + path + " is a folder; expected the path of the metrics file (e.g. " +
+                (stdfs::path(path) / "eval_results.json").string() + ")");
   check_output_is_not_input("--output", path, inputs);
   const c10::Device device = parse_device(opt.device);
   GlueModel model(opt.model_dir, task, -1.0, device);  // before tokenising: a model without a head is refused
@@ -435,6 +446,10 @@ int run_predict_command(const PredictOptions& opt) {
   const std::string task_name = resolve_task(opt.task, opt.model_dir);
   const GlueTaskInfo& task = glue_task(task_name);
   if (!stdfs::is_regular_file(opt.input)) throw Error("--input " + opt.input + " is not a file");
+  // Before the model is loaded and the input tokenised: the output must be a file's path.
+  if (stdfs::is_directory(opt.output))
+    throw Error("--output " + opt.output + " is a folder; expected the path of the predictions file (e.g. " +
+                (stdfs::path(opt.output) / (task.name + ".tsv")).string() + ")");
   std::vector<std::string> inputs = model_folder_inputs(opt.model_dir);
   inputs.push_back(opt.input);
   check_output_is_not_input("--output", opt.output, inputs);

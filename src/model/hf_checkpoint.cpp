@@ -36,6 +36,22 @@ void read_key(const json& j, const char* key, T& out, const std::string& file) {
   }
 }
 
+// The sizes of a config.json as the YAML config's rules see them (config/validate.cpp), named by
+// the file's keys. hidden_size and num_attention_heads must be present: HF's own defaults are
+// ALBERT-xxlarge's (4096 / 64), ours ALBERT-base's (768 / 12), so a fallback loads neither.
+void check_hf_sizes(const json& j, const config::ModelConfig& m, const std::string& file) {
+  for (const char* key : {"hidden_size", "num_attention_heads"})
+    if (!j.contains(key) || j[key].is_null())
+      throw Error(file + ": " + key + " is missing (expected a positive integer; the weights' shapes depend on it)");
+  config::Config whole;
+  whole.model = m;
+  std::string problems;
+  for (const auto& p : config::validate(whole))
+    if (p.key.rfind("model.", 0) == 0 && p.key.rfind("model.position.", 0) != 0)  // positions: check_model_config
+      problems += (problems.empty() ? "" : "; ") + p.key.substr(6) + " " + p.message;
+  if (!problems.empty()) throw Error(file + ": " + problems);
+}
+
 std::string join_path(const std::string& dir, const std::string& name) {
   return (std::filesystem::path(dir) / name).string();
 }
@@ -133,6 +149,7 @@ HfConfig read_hf_config(const std::string& dir) {
     throw Error(file + ": position_embedding_type '" + c.hf_position_type +
                 "' is not supported (expected absolute or relative_key)");
   }
+  check_hf_sizes(j, m, file);
   check_model_config(m);
   return c;
 }

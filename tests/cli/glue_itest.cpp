@@ -674,7 +674,8 @@ TEST(GlueEndToEnd, InterruptAndResumeEndBitIdentical) {
 // Issue 36: `glue --resume` keeps its word as pretraining does. A seed's recorded settings
 // (glue.lr, glue.max_length, the --init model's identity ...) must match; a mismatch is refused
 // naming the key and both values, before any data is tokenised again; intervals, threads and the
-// model folder's path may change; the record is never rewritten.
+// model folder's path may change; the record is never rewritten. And "leaderboard files in" is
+// printed only when some were written.
 TEST(GlueEndToEnd, ResumeRefusesChangedSettingsAndKeepsTheRecord) {
   const std::string sample = tisa::test::source_dir() + "/data/sample/glue";
   ASSERT_TRUE(tisa::test::file_exists(sample + "/SST-2/train.tsv")) << sample;
@@ -722,4 +723,15 @@ TEST(GlueEndToEnd, ResumeRefusesChangedSettingsAndKeepsTheRecord) {
   EXPECT_NE(ok.output.find("resuming"), std::string::npos) << ok.output;
   EXPECT_TRUE(tisa::test::file_exists(seed + "/results.json"));
   EXPECT_EQ(tisa::fs::read_file(seed + "/config.yaml"), record) << "a resumed run rewrote its record";
+  EXPECT_NE(ok.output.find("1 leaderboard file(s) in " + dir + "/leaderboard"), std::string::npos) << ok.output;
+
+  // Issue 36, point 4: without a test split no leaderboard file is written, and the log says so.
+  stdfs::remove(glue_dir + "/SST-2/test.tsv");
+  CmdResult no_test = run("glue --init " + tmp + "/init --task SST-2 --data-dir " + glue_dir + " --run-dir " + tmp +
+                              "/no_test --set glue.steps=2 --set glue.batch_size=8 --set training.threads=1",
+                          tmp + "/no_test.log");
+  ASSERT_EQ(no_test.rc, 0) << no_test.output;
+  EXPECT_NE(no_test.output.find("no leaderboard files"), std::string::npos) << no_test.output;
+  EXPECT_EQ(no_test.output.find("leaderboard file(s) in"), std::string::npos) << no_test.output;
+  EXPECT_FALSE(stdfs::exists(tmp + "/no_test/leaderboard"));
 }

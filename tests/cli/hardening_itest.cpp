@@ -3,7 +3,8 @@
 //            --input of predict through a hard link) is refused, the input left intact;
 //   class 4  eval/predict on a model without a trained classifier head are refused;
 //   class 7  out-of-range model forward inputs are one sentence naming the tensor;
-//   class 8  non-positive sizes and shapes are usage errors (exit 2).
+//   class 8  non-positive sizes and shapes are usage errors (exit 2);
+// and issue 36's message classes (HardeningMessages, one probe per row).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -130,5 +131,108 @@ TEST(HardeningCli, NonPositiveSizesAreUsageErrors) {
   EXPECT_EQ(tisa_train("prepare pretrain --input a --tokenizer b --output c --threads -4", tmp), 2);
   EXPECT_EQ(tisa_train("tokenizer train --type sentencepiece --input a --vocab-size 0 --output o", tmp), 2);
 }
+
+// Issue 36, point 4: each class of unclear message, as a table of probes. Each is refused (exit 1
+// for a refused run, 2 for a usage error) with one sentence that names the key, file or value and
+// what was expected, and never with a LibTorch stack ("Exception raised from", "alloc_cpu").
+struct MessageProbe {
+  const char* name;
+  std::string args;
+  int rc;
+  std::string says;
+};
+
+// gtest prints a struct parameter as raw bytes; the probe's name instead.
+void PrintTo(const MessageProbe& p, std::ostream* os) { *os << p.name; }
+
+std::string message_probe_name(const testing::TestParamInfo<MessageProbe>& info) { return info.param.name; }
+
+class HardeningMessages : public testing::TestWithParam<MessageProbe> {};
+
+// Folders and files the probes refer to, under one temporary folder.
+const std::string& probe_dir() {
+  static const std::string dir = [] {
+    const std::string d = make_temp_dir("harden_messages");
+    auto model = [&](const std::string& name, const std::string& json) {
+      stdfs::create_directories(d + "/" + name);
+      tisa::fs::write_file_atomic(d + "/" + name + "/config.json", json);
+    };
+    model("no_hidden", R"({"model_type": "albert", "num_attention_heads": 4})");
+    model("no_heads", R"({"model_type": "albert", "hidden_size": 64})");
+    model("negative", R"({"model_type": "albert", "hidden_size": -768, "num_attention_heads": 12})");
+    model("zero_heads", R"({"model_type": "albert", "hidden_size": 64, "num_attention_heads": 0})");
+    model("classifier", R"({"model_type": "albert", "hidden_size": 64, "num_attention_heads": 4,
+                            "architectures": ["AlbertForSequenceClassification"], "finetuning_task": "SST-2"})");
+    tisa::fs::write_file_atomic(d + "/in.tsv", "sentence\tlabel\ngood\t1\n");
+    tisa::fs::write_file_atomic(d + "/inputs.safetensors", "");
+    stdfs::create_directories(d + "/out_dir");
+    return d;
+  }();
+  return dir;
+}
+
+TEST_P(HardeningMessages, OneSentenceNamingWhatWasExpected) {
+  const MessageProbe& p = GetParam();
+  const std::string tmp = probe_dir();
+  std::string args = p.args;
+  for (size_t at; (at = args.find("$D")) != std::string::npos;) args.replace(at, 2, tmp);
+  std::string says = p.says;
+  for (size_t at; (at = says.find("$D")) != std::string::npos;) says.replace(at, 2, tmp);
+  EXPECT_EQ(tisa_train(args, tmp), p.rc) << args << "\n" << slurp(tmp + "/err.txt");
+  const std::string err = slurp(tmp + "/err.txt");
+  EXPECT_HAS(err, says);
+  EXPECT_EQ(err.find("Exception raised from"), std::string::npos) << err;
+  EXPECT_EQ(err.find("alloc_cpu"), std::string::npos) << err;
+  EXPECT_EQ(err.find("179769313486231570814527"), std::string::npos) << err;  // CLI11's double bound
+}
+
+const std::string kForwardFiles = " --inputs $D/inputs.safetensors --output $D/o";
+const std::string kTiny = tisa::test::source_dir() + "/configs/pretrain/tiny.yaml";
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue36, HardeningMessages,
+    testing::Values(
+        // unknown subcommand names
+        MessageProbe{"UnknownModelSubcommand", "model forwad", 2,
+                     "model: unknown subcommand 'forwad' (expected one of: forward, summary)"},
+        MessageProbe{"UnknownPrepareSubcommand", "prepare pretrian", 2,
+                     "prepare: unknown subcommand 'pretrian' (expected one of: pretrain, glue)"},
+        // integer options given text, negatives or values no variable holds
+        MessageProbe{"IntegerOptionGivenText", "eval --model x --data-dir y --batch-size abc", 2,
+                     "--batch-size: expected an integer >= 1, got 'abc'"},
+        MessageProbe{"IntegerOptionNegative", "eval --model x --data-dir y --max-length -3", 2,
+                     "--max-length: expected an integer >= 0, got '-3'"},
+        MessageProbe{"IntegerOptionOverflow",
+                     "predict --model x --input y --output z --batch-size 99999999999999999999", 2,
+                     "--batch-size: expected an integer >= 1, got '99999999999999999999'"},
+        MessageProbe{"ThreadsOutOfRange", "prepare glue --task SST-2 --data-dir a --tokenizer b --output c --threads x",
+                     2, "--threads: expected an integer in [0, 1024], got 'x'"},
+        // --device
+        MessageProbe{"DeviceTpu", "eval-mlm --model x --dataset y --device tpu", 2,
+                     "--device: expected cpu or cuda, got 'tpu'"},
+        // HF config.json without the sizes the weights' shapes depend on, or with impossible ones
+        MessageProbe{"ConfigWithoutHiddenSize", "model forward --model $D/no_hidden" + kForwardFiles,
+                     1, "$D/no_hidden/config.json: hidden_size is missing"},
+        MessageProbe{"ConfigWithoutHeads", "model forward --model $D/no_heads" + kForwardFiles,
+                     1, "$D/no_heads/config.json: num_attention_heads is missing"},
+        MessageProbe{"ConfigNegativeSize", "model forward --model $D/negative" + kForwardFiles,
+                     1, "$D/negative/config.json: hidden_size must be >= 1, got -768"},
+        MessageProbe{"ConfigZeroHeads", "model forward --model $D/zero_heads" + kForwardFiles,
+                     1, "$D/zero_heads/config.json: num_attention_heads must be >= 1, got 0"},
+        // allocation-sized settings, bounded before anything is allocated
+        MessageProbe{"T5BucketsHuge",
+                     "model summary --config " + kTiny +
+                         " --set model.position.relative=t5 --set model.position.t5.num_buckets=100000000000"
+                         " --set model.position.t5.max_distance=1000000000000",
+                     1, "model.position.t5.num_buckets: must be <= 65536"},
+        MessageProbe{"ShawDistanceHuge",
+                     "model summary --config " + kTiny +
+                         " --set model.position.relative=shaw --set model.position.shaw.max_distance=4000000000000",
+                     1, "model.position.shaw.max_distance: must be <= 65536"},
+        // predict --output names a folder: refused before the model is loaded
+        MessageProbe{"PredictOutputIsAFolder",
+                     "predict --model $D/classifier --task SST-2 --input $D/in.tsv --output $D/out_dir", 1,
+                     "--output $D/out_dir is a folder; expected the path of the predictions file"}),
+    message_probe_name);
 
 }  // namespace

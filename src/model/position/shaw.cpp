@@ -14,6 +14,8 @@ ShawImpl::ShawImpl(int64_t max_distance, int64_t head_size, bool values, double 
 
 void ShawSettings::validate(const config::ModelConfig&, bool, config::SettingsProblems& p) const {
   p.at_least("max_distance", max_distance, 1);
+  // Tables of 2k+1 rows are allocated from it; offsets beyond k share the last row anyway.
+  p.at_most("max_distance", max_distance, 65536, "each table holds 2·max_distance+1 rows");
   if (per_attention_module && per_layer) p.add("per_attention_module", "needs model.position.shaw.per_layer: false");
 }
 

@@ -24,6 +24,7 @@ torch::Tensor t5_relative_bucket(const torch::Tensor& relative_position, int64_t
 
 void T5Settings::validate(const config::ModelConfig&, bool, config::SettingsProblems& p) const {
   p.at_least("num_buckets", num_buckets, 4);
+  p.at_most("num_buckets", num_buckets, 65536, "the bias table holds one row per bucket; T5 uses 32");
   if (num_buckets % 2 != 0) p.add("num_buckets", "must be even (half per direction), got " + std::to_string(num_buckets));
   if (max_distance <= num_buckets / 4)
     p.add("max_distance", "must be > num_buckets / 4 (" + std::to_string(num_buckets / 4) + "), got " +
