@@ -17,6 +17,9 @@
 #   5. glue-V-T    `tisa-train glue` per variant and task, N seeds        -> OUT/glue/V/T/results.json
 #   6. report      `tisa-train report` (+ paired tests, pictures)          -> OUT/results.md, results.json,
 #                  glue_differences.svg, pretraining.svg
+# OUT is also one TensorBoard log directory: `tensorboard --logdir OUT` shows every pretraining
+# (run pretrain/V/tensorboard) and every GLUE seed (glue/V/T/seed-N/tensorboard) side by side,
+# their settings and final metrics in one HPARAMS table.
 # Settings: configs/paper/<scale>/<variant>.yaml (model, pretraining) and
 # configs/paper/<scale>/reproduce.env (vocabulary size, GLUE overrides, length multiples).
 # --set KEY=VALUE is passed to every pretraining (e.g. --set training.steps=200).
@@ -306,3 +309,4 @@ if ((${#runs[@]})); then
     eval:sop_accuracy lr --title "Pretraining, scale $SCALE" --out "$OUT/pretraining.svg"
 fi
 echo "[paper] results: $OUT/results.md, $OUT/results.json, $OUT/glue_differences.svg, $OUT/pretraining.svg"
+echo "[paper] every run's curves and the HPARAMS table: tensorboard --logdir $OUT"

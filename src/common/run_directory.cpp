@@ -73,7 +73,7 @@ std::string read_owner(int fd) {
 
 const RunLayout& pretraining_run_layout() {
   static const RunLayout layout{"pretraining run",
-                                {"config.yaml", "train.log", "metrics.jsonl", "checkpoints", "final"},
+                                {"config.yaml", "train.log", "metrics.jsonl", "tensorboard", "checkpoints", "final"},
                                 "continue it with --resume"};
   return layout;
 }

@@ -255,6 +255,7 @@ struct TrainingConfig {
   int64_t checkpoint_interval = 500;  // steps between checkpoints (0 = only at the end)
   int64_t keep_checkpoints = 2;       // last K kept, plus the best
   int64_t log_interval = 10;          // steps between log lines / metrics records
+  bool tensorboard = true;            // also write the metrics as TensorBoard events (<run>/tensorboard/)
   int64_t seed = 12345;
   int64_t threads = 0;                // intra-op threads (0 = LibTorch's default)
   Device device = Device::kCpu;
@@ -273,6 +274,8 @@ struct TrainingConfig {
     v.field("checkpoint_interval", checkpoint_interval, "steps between checkpoints (0 = only at the end)");
     v.field("keep_checkpoints", keep_checkpoints, "recent checkpoints kept (plus the best)");
     v.field("log_interval", log_interval, "steps between log lines and metrics records");
+    v.field("tensorboard", tensorboard,
+            "write TensorBoard event files beside metrics.jsonl (<run>/tensorboard/; GLUE: <task>/seed-N/tensorboard/)");
     v.field("seed", seed, "random seed");
     v.field("threads", threads, "intra-op threads (0 = LibTorch default)");
     v.choice("device", device, kDeviceNames, "cpu or cuda");

@@ -33,6 +33,7 @@
 #include "train/memory_estimate.h"
 #include "train/precision_choice.h"
 #include "train/run_context.h"
+#include "train/tensorboard_run.h"
 #include "train/update_step.h"
 
 namespace tisa::glue {
@@ -238,6 +239,8 @@ void set_up(Finetune& f) {
   const std::string config_path = (stdfs::path(f.req.run_dir) / "config.yaml").string();
   if (f.dist.is_main() && (!f.req.resume || !fs::exists(config_path)))
     config::write_resolved_config(f.req.config, config_path);
+  // TensorBoard's hyper-parameters name the model fine-tuned: the --init folder's sizes and schemes.
+  f.ctx.describe_run({train::RunKind::kGlue, f.req.config, model::read_hf_config(f.req.init_dir).model});
   if (f.req.resume) resume(f);
   else f.ctx.open_metrics();
   std::string dev_sizes;
@@ -457,6 +460,9 @@ FinetuneResult finish(Finetune& f) {
                             {"leaderboard_files", result.leaderboard_files}};
   if (f.dist.is_main())
     fs::write_file_atomic((stdfs::path(f.req.run_dir) / "results.json").string(), results.dump(2) + "\n");
+  nlohmann::json final_metrics(e.best_metrics);  // results.json's: the best evaluation's
+  final_metrics["best_step"] = e.best_step;
+  f.ctx.write_final_metrics(f.steps, final_metrics);
   spdlog::info("[glue] {} seed {}: best step {}: {}", f.task.name, f.req.seed, e.best_step,
                format_metrics(e.best_metrics));
   return result;

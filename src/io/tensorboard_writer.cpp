@@ -91,9 +91,9 @@ std::vector<std::string> TensorBoardWriter::event_files(const std::string& dir) 
   return files;
 }
 
-std::set<std::string> TensorBoardWriter::drop_events_after(const std::string& dir, int64_t step,
-                                                           const std::set<std::string>& drop_tags) {
-  std::set<std::string> kept_tags;
+std::set<std::pair<std::string, int64_t>> TensorBoardWriter::drop_events_after(
+    const std::string& dir, int64_t step, const std::set<std::string>& drop_tags) {
+  std::set<std::pair<std::string, int64_t>> kept_tags;
   for (const auto& file : event_files(dir)) {
     const std::string bytes = fs::read_file(file);
     const RecordScan scan = scan_records(bytes);
@@ -108,7 +108,7 @@ std::set<std::string> TensorBoardWriter::drop_events_after(const std::string& di
         continue;
       }
       kept += frame_record(record);
-      kept_tags.insert(info.tags.begin(), info.tags.end());
+      for (const auto& tag : info.tags) kept_tags.insert({tag, info.step});
     }
     if (dropped == 0 && scan.clean) continue;
     fs::write_file_atomic(file, kept);

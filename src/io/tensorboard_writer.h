@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/tensorboard_events.h"
@@ -33,8 +34,8 @@ class TensorBoardWriter {
 
   // Rewrites (atomically) each events file of `dir` without the events of steps after `step`,
   // without events holding a tag of `drop_tags`, and without an incomplete or corrupt tail (a
-  // write cut by a crash). Returns the tags of the events kept. A missing folder is fine.
-  static std::set<std::string> drop_events_after(const std::string& dir, int64_t step,
+  // write cut by a crash). Returns the (tag, step) of every event kept. A missing folder is fine.
+  static std::set<std::pair<std::string, int64_t>> drop_events_after(const std::string& dir, int64_t step,
                                                  const std::set<std::string>& drop_tags);
   // The events files of `dir`, sorted by name (the order TensorBoard reads them in).
   static std::vector<std::string> event_files(const std::string& dir);

@@ -32,6 +32,7 @@
 #include "train/memory_estimate.h"
 #include "train/precision_choice.h"
 #include "train/runtime_info.h"
+#include "train/tensorboard_run.h"
 #include "train/training_state.h"
 
 namespace tisa::train {
@@ -113,6 +114,7 @@ void log_step(Run& run, const StepResult& r);
 void run_evaluation(Run& run);
 void save_checkpoint(Run& run);
 void write_final_model(Run& run);
+void write_final_metrics(Run& run);
 bool due(int64_t step, int64_t interval, int64_t last) { return step == last || (interval > 0 && step % interval == 0); }
 
 // The training loop (STYLE §9). Returns false when interrupted.
@@ -184,6 +186,7 @@ PretrainRunResult train_in_run_dir(const config::Config& configured, const Pretr
       stdfs::path(run.result.last_checkpoint).filename() != CheckpointStore::folder_name(run.state.step))
     save_checkpoint(run);
   write_final_model(run);
+  write_final_metrics(run);
   return run.result;
 }
 
@@ -225,6 +228,11 @@ void choose_start(Run& run) {
         run.ctx.resume_point("start without --resume, or pass the --run-dir of the run to continue");
     start.resume_from = latest.path;
     start.resume_step = latest.step;
+    // A shorter run than the checkpoint is not a continuation: it would end past its own last step.
+    if (cfg.training.steps < latest.step)
+      throw Error(fmt::format("training.steps = {} is below the step of the checkpoint to resume ({}, step {}): "
+                              "set training.steps to at least {}",
+                              cfg.training.steps, latest.path, latest.step, latest.step));
     start.model_cfg =
         reconcile_model_config(model::read_hf_config(start.resume_from).model, cfg.model, start.resume_from);
   } else if (!run.opt.init_dir.empty()) {
@@ -241,6 +249,7 @@ void choose_start(Run& run) {
     check_resume_settings(config::load_config(run_config), start.resolved, run_config);
   if (run.dist.is_main()) config::write_resolved_config(start.resolved, run_config);
   // The steps after the checkpoint are redone: their old records must not stay in the stream.
+  run.ctx.describe_run({RunKind::kPretraining, start.resolved, std::nullopt});
   run.ctx.open_metrics(start.resume_from.empty() ? -1 : start.resume_step);
 }
 
@@ -449,6 +458,15 @@ void write_final_model(Run& run) {
   copy_dataset_tokenizer(run.data.dataset_dir, dir);
   run.result.final_dir = dir;
   spdlog::info("[train] done: {} steps, final model in {}", run.state.step, dir);
+}
+
+// The last evaluation as the run's result ("final" record; the TensorBoard hparams metrics).
+void write_final_metrics(Run& run) {
+  nlohmann::json values = nlohmann::json::object();
+  if (const auto& e = run.result.last_eval)
+    values = {{"mlm_loss", e->mlm_loss}, {"mlm_accuracy", e->mlm_accuracy}, {"sop_loss", e->sop_loss},
+              {"sop_accuracy", e->sop_accuracy}};
+  run.ctx.write_final_metrics(run.state.step, values);
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 // HF model directory. Owns the run directory layout:
 //   <run>/config.yaml           the resolved config (rewritten on resume)
 //   <run>/train.log             everything logged to the console
-//   <run>/metrics.jsonl         "train" events every log_interval, "eval" events (metrics_writer.h)
+//   <run>/metrics.jsonl         "train" events every log_interval, "eval" events, a "final" one
+//                               (metrics_writer.h)
+//   <run>/tensorboard/          the same scalars, config and hparams as TensorBoard events
+//                               (training.tensorboard; train/tensorboard_run.h)
 //   <run>/checkpoints/step-N/   model.safetensors + config.json, optimizer.safetensors,
 //                               training_state.json, manifest.json (train/checkpoint.h)
 //   <run>/final/                config.json, model.safetensors, the dataset's tokenizer file

@@ -10,6 +10,7 @@
 #include "model/tensor_io.h"
 #include "train/distributed.h"
 #include "train/runtime_info.h"
+#include "train/tensorboard_run.h"
 
 namespace tisa::train {
 
@@ -26,6 +27,7 @@ RunContext::RunContext(std::string run_dir, const config::TrainingConfig& t, Dis
     : run_dir_(std::move(run_dir)),
       dist_(dist),
       device_(rank_device(training_device(t))),  // [dist] cuda:LOCAL_RANK
+      tensorboard_enabled_(t.tensorboard),
       metrics_(std::make_unique<MetricsWriter>()),  // disabled until open_metrics()
       checkpoints_(run_dir_ + "/checkpoints"),
       signals_(handle_signals) {
@@ -43,7 +45,21 @@ void RunContext::open_metrics(int64_t resume_step) {
   if (!dist_.is_main()) return;  // [dist] disabled on ranks > 0
   const std::string path = run_dir_ + "/metrics.jsonl";
   if (resume_step >= 0) MetricsWriter::drop_records_after(path, resume_step);
+  if (tensorboard_enabled_ && tensorboard_run_)
+    tensorboard_ = std::make_unique<TensorBoardRun>(
+        run_dir_ + "/tensorboard", *tensorboard_run_, resume_step,
+        resume_step >= 0 ? MetricsWriter::read_records(path) : std::vector<MetricsRecord>{});
   metrics_ = std::make_unique<MetricsWriter>(path);
+  metrics_->set_sink(tensorboard_.get());
+}
+
+void RunContext::describe_run(const TensorBoardRunInfo& run) {
+  tensorboard_run_ = std::make_unique<TensorBoardRunInfo>(run);
+}
+
+void RunContext::write_final_metrics(int64_t step, const nlohmann::json& values) {
+  metrics_->write("final", step, values);
+  if (tensorboard_) tensorboard_->end_session(step);
 }
 
 CheckpointInfo RunContext::resume_point(const std::string& hint) const {

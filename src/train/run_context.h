@@ -3,8 +3,10 @@
 // update, so that each mechanism exists once:
 //   - the device (cuda:LOCAL_RANK for ranks of a data-parallel run), threads, deterministic
 //     algorithms (bitwise resume on CPU);
-//   - <run>/train.log (rank 0; a fatal error is recorded there before it propagates) and
-//     <run>/metrics.jsonl (rank 0; a resume drops the records past its checkpoint);
+//   - <run>/train.log (rank 0; a fatal error is recorded there before it propagates),
+//     <run>/metrics.jsonl (rank 0; a resume drops the records past its checkpoint) and, with
+//     training.tensorboard, the same scalars, the config and the hparams session as TensorBoard
+//     events in <run>/tensorboard/ (train/tensorboard_run.h);
 //   - SIGINT/SIGTERM handlers for the run's lifetime (RAII: InterruptScope); the loop saves a
 //     checkpoint and returns kExitInterrupted (130);
 //   - the NaN/Inf policy: a skipped update counts, training.max_bad_steps in a row stop the run;
@@ -33,6 +35,8 @@
 namespace tisa::train {
 
 class Distributed;
+class TensorBoardRun;
+struct TensorBoardRunInfo;
 
 // The configured training device (training.device); throws tisa::Error when CUDA is asked for
 // but absent. Ranks of a data-parallel run take rank_device() of it (distributed.h).
@@ -56,9 +60,15 @@ class RunContext {
   MetricsWriter& metrics() { return *metrics_; }
   CheckpointStore& checkpoints() { return checkpoints_; }
 
-  // Opens metrics.jsonl (rank 0), first dropping the records of steps after `resume_step` (>= 0
-  // on resume: those steps are redone).
+  // What the TensorBoard folder records beside the scalars (config text, hyper-parameters);
+  // call before open_metrics(). Without it, or with training.tensorboard false, none is written.
+  void describe_run(const TensorBoardRunInfo& run);
+  // Opens metrics.jsonl and <run>/tensorboard/ (rank 0), first dropping the records and events
+  // of steps after `resume_step` (>= 0 on resume: those steps are redone).
   void open_metrics(int64_t resume_step = -1);
+  // The run's result: a "final" metrics record at `step` (final/<key> in TensorBoard, the hparams
+  // table's metrics), then the end of the TensorBoard session.
+  void write_final_metrics(int64_t step, const nlohmann::json& values);
 
   // --resume: the newest valid checkpoint; throws tisa::Error naming the folder and `hint`.
   CheckpointInfo resume_point(const std::string& hint) const;
@@ -98,6 +108,9 @@ class RunContext {
   Distributed& dist_;
   torch::Device device_;
   std::optional<logging::RunLogFile> log_;
+  bool tensorboard_enabled_ = true;                // training.tensorboard
+  std::unique_ptr<TensorBoardRunInfo> tensorboard_run_;  // set by describe_run()
+  std::unique_ptr<TensorBoardRun> tensorboard_;    // before metrics_: the writer refers to it
   std::unique_ptr<MetricsWriter> metrics_;
   CheckpointStore checkpoints_;
   InterruptScope signals_;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <tuple>
@@ -137,6 +138,34 @@ TEST(ReproduceSmoke, WritesTheTableAndResumes) {
         EXPECT_EQ(row["reason"], "n/a: absolute table has 128 rows");
       }
     }
+  }
+
+  // One TensorBoard log directory: `tensorboard --logdir OUT` finds every variant's pretraining
+  // and every GLUE seed, named by variant/task/seed, each in the hparams table (issue 35).
+  const std::string py = tisa::test::hf_python(), reader = source_dir() + "/tests/tensorboard/read_events.py";
+  if (py.empty() || !file_exists(py) || run("'" + py + "' '" + reader + "' check > /dev/null 2>&1") != 0) {
+    std::cout << "[  SKIPPED ] the TensorBoard log directory check: no Python with tensorboard ('" << py << "')\n";
+  } else {
+    ASSERT_EQ(run("'" + py + "' '" + reader + "' logdir '" + out + "' --summary '" + dir + "/tb.json' > '" + dir +
+                  "/tb.log' 2>&1"),
+              0)
+        << slurp(dir + "/tb.log");
+    const auto runs = nlohmann::json::parse(slurp(dir + "/tb.json"))["runs"];
+    for (const auto& v : r["variants"]) {
+      const std::string name = v["name"];
+      const std::string pre = "pretrain/" + name + "/tensorboard";
+      ASSERT_TRUE(runs.contains(pre)) << pre << "\n" << runs.dump(1);
+      EXPECT_EQ(runs[pre]["kind"], "pretrain");
+      EXPECT_TRUE(runs[pre]["final"].size() > 0) << pre;
+      for (int seed = 1; seed <= 3; ++seed) {
+        const std::string g = "glue/" + name + "/SST-2/seed-" + std::to_string(seed) + "/tensorboard";
+        ASSERT_TRUE(runs.contains(g)) << g << "\n" << runs.dump(1);
+        EXPECT_EQ(runs[g]["kind"], "glue");
+        EXPECT_EQ(runs[g]["final"], nlohmann::json({"final/acc", "final/best_step"})) << g;
+      }
+    }
+    EXPECT_EQ(runs.size(), 11u * 4u) << runs.dump(1);
+    EXPECT_TRUE(contains(slurp(dir + "/log1.txt"), "tensorboard --logdir " + out)) << slurp(dir + "/log1.txt");
   }
 
   // Resume: finished stages are skipped; removed ones run again; a pretraining whose final model

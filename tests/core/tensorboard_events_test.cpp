@@ -115,8 +115,10 @@ TEST(TensorBoardWriter, ResumeDropsLaterStepsSessionEndAndTornTail) {
     fs::write_file_atomic(path, torn);
   }
   const auto kept = io::TensorBoardWriter::drop_events_after(dir, 2, {tb::kSessionEndTag});
-  EXPECT_TRUE(kept.count(tb::kSessionStartTag));
-  EXPECT_FALSE(kept.count(tb::kSessionEndTag));
+  EXPECT_TRUE(kept.count({tb::kSessionStartTag, 0}));
+  EXPECT_TRUE(kept.count({"train/loss", 2}));
+  EXPECT_FALSE(kept.count({"train/loss", 3}));
+  for (const auto& [tag, step] : kept) EXPECT_NE(tag, tb::kSessionEndTag) << step;
   const std::string bytes = fs::read_file(path);
   const auto scan = io::scan_records(bytes);
   EXPECT_TRUE(scan.clean);
