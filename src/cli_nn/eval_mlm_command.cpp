@@ -16,6 +16,7 @@
 #include "common/output_guard.h"
 #include "common/fs.h"
 #include "config/config_loader.h"
+#include "data/model_identity.h"
 #include "data/pretrain_dataset.h"
 #include "model/albert.h"
 #include "model/hf_checkpoint.h"
@@ -66,6 +67,9 @@ void run_eval_mlm(EvalMlmArgs& a) {
     throw Error(a.model_dir + " is a " + loaded.config.architecture +
                 " checkpoint; eval-mlm needs a pretraining model (AlbertForPreTraining, e.g. <run>/final)");
   auto dataset = std::make_shared<const data::PretrainDataset>(a.dataset_dir);
+  data::check_same_tokenizer(data::verified_model_identity(a.model_dir), a.model_dir,
+                             dataset->header().tokenizer.identity, dataset->header().tokenizer_files,
+                             "the dataset " + a.dataset_dir);
   const auto& cfg = loaded.config.model;
   auto rows = train::evaluate_lengths(loaded.pretraining, cfg, dataset, a.options, device);
   std::printf("%s (%s split of %s)\n%s", a.model_dir.c_str(), a.options.split.c_str(), a.dataset_dir.c_str(),

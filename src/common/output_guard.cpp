@@ -60,7 +60,8 @@ void check_output_folder_holds_no_input(const std::string& option, const std::st
 std::vector<std::string> model_folder_inputs(const std::string& model_dir) {
   std::vector<std::string> files;
   for (const char* name : {"config.json", "model.safetensors", "spiece.model", "vocab.txt", "tokenizer.json",
-                           "tokenizer_config.json", "special_tokens_map.json", "tisa_tokenizer.json"}) {
+                           "tokenizer_config.json", "special_tokens_map.json", "tisa_tokenizer.json",
+                           "tisa_identity.json"}) {
     const auto path = (stdfs::path(model_dir) / name).string();
     if (stdfs::exists(path)) files.push_back(path);
   }

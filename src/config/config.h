@@ -166,6 +166,7 @@ inline constexpr NameTable<MaskingMode, 2> kMaskingModeNames{
 // Pretraining examples (SPEC §5).
 struct DataConfig {
   std::string dataset;                 // folder written by `tisa-train prepare pretrain`
+  std::string dataset_identity;        // that folder's content identity (set by pretrain; recorded in config.yaml)
   int64_t max_seq_length = 512;
   int64_t max_predictions_per_seq = 20;
   double masked_lm_prob = 0.15;
@@ -177,6 +178,8 @@ struct DataConfig {
   int64_t prefetch_batches = 8;        // queue depth between builders and the trainer
   template <class V> void visit(V& v) {
     v.field("dataset", dataset, "dataset folder from `tisa-train prepare pretrain` (relative to the config file)");
+    v.field("dataset_identity", dataset_identity,
+            "content identity of that folder (set by pretrain from its header.json; a --resume must use the same data)");
     v.field("max_seq_length", max_seq_length, "tokens per example incl. [CLS]/[SEP]");
     v.field("max_predictions_per_seq", max_predictions_per_seq, "most masked positions per example");
     v.field("masked_lm_prob", masked_lm_prob, "share of tokens to predict");

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <ctime>
 
+#include <spdlog/spdlog.h>
+
 #include "common/error.h"
 #include "common/fs.h"
 
@@ -70,6 +72,7 @@ class BinOut {
     if (!f_) throw Error("cannot create " + path_ + ": " + std::strerror(errno));
     uint8_t zeros[kBinHeaderBytes] = {};
     write(zeros, sizeof zeros);
+    hashing_ = true;  // the manifest hashes the payload: the 32-byte header is patched at close
   }
   ~BinOut() {
     if (f_) {
@@ -80,10 +83,15 @@ class BinOut {
   void write(const void* data, size_t bytes) {
     if (bytes && std::fwrite(data, 1, bytes, f_) != bytes)
       throw Error("cannot write " + path_ + ": " + std::strerror(errno));
+    if (hashing_) {
+      hash_ = fs::fnv1a64(std::string_view(static_cast<const char*>(data), bytes), hash_);
+      payload_bytes_ += bytes;
+    }
   }
   template <typename T>
   void put(T v) { write(&v, sizeof v); }  // little-endian hosts only (x86-64, aarch64)
   void close(uint64_t count) {
+    hashing_ = false;
     uint8_t h[kBinHeaderBytes] = {};
     std::memcpy(h, kBinMagic, 8);
     put_u32(h + 8, kPretrainFormatVersion);
@@ -99,10 +107,18 @@ class BinOut {
       throw Error("cannot rename " + path_ + " to " + final_path_ + ": " + std::strerror(errno));
   }
 
+  // The manifest entry of the closed file: {"bytes": file size, "fnv1a64": hash of the payload}.
+  nlohmann::json manifest_entry() const {
+    return {{"bytes", payload_bytes_ + kBinHeaderBytes}, {"fnv1a64", fs::to_hex(hash_)}};
+  }
+  std::string name() const { return final_path_.substr(final_path_.find_last_of('/') + 1); }
+
  private:
   std::string final_path_, path_;
   uint32_t element_bytes_;
   std::FILE* f_ = nullptr;
+  bool hashing_ = false;
+  uint64_t hash_ = 0xcbf29ce484222325ULL, payload_bytes_ = 0;
 };
 
 }  // namespace
@@ -216,6 +232,17 @@ PretrainHeader PretrainDatasetWriter::finish() {
       {"splits", {{"train", split_json(header.train)}, {"valid", split_json(header.valid)}}},
       {"created", created_.is_null() ? nlohmann::json::object() : created_},
   };
+  nlohmann::json files = nlohmann::json::object();
+  for (int i = 0; i < 2; ++i)
+    for (const BinOut* f : {&splits_[i]->tokens, &splits_[i]->words, &splits_[i]->sentences, &splits_[i]->documents}) {
+      files[f->name()] = f->manifest_entry();
+      header.file_hashes[f->name()] = f->manifest_entry()["fnv1a64"];
+    }
+  header.tokenizer_files = tokenizer_file_hashes(dir_);
+  j["manifest"] = {{"files", files}, {"tokenizer_files", header.tokenizer_files}};
+  header.has_manifest = true;
+  header.identity = dataset_identity(j);
+  j["identity"] = header.identity;
   fs::write_file_atomic(dir_ + "/" + kPretrainHeaderName, j.dump(2) + "\n");
   return header;
 }
@@ -263,9 +290,10 @@ SplitCounts parse_counts(const nlohmann::json& j, const std::string& path) {
   return c;
 }
 
-// Maps a .bin file and checks its header against what header.json says; returns the payload.
+// Maps a .bin file and checks its header against what header.json says and its payload against
+// the manifest's hash (`hash` empty: not recorded); returns the payload.
 const uint8_t* map_bin(std::vector<std::unique_ptr<MappedFile>>& files, const std::string& path,
-                       uint32_t element_bytes, uint64_t count, bool bits) {
+                       uint32_t element_bytes, uint64_t count, bool bits, const std::string& hash) {
   files.push_back(std::make_unique<MappedFile>(path));
   const MappedFile& f = *files.back();
   if (f.size() < kBinHeaderBytes)
@@ -286,6 +314,13 @@ const uint8_t* map_bin(std::vector<std::unique_ptr<MappedFile>>& files, const st
   if (f.size() != want)
     corrupt(path, "file is " + std::to_string(f.size()) + " bytes, expected " + std::to_string(want) +
                       (f.size() < want ? " (truncated)" : " (trailing bytes)"));
+  if (!hash.empty()) {
+    const std::string got = fs::to_hex(
+        fs::fnv1a64(std::string_view(reinterpret_cast<const char*>(h + kBinHeaderBytes), f.size() - kBinHeaderBytes)));
+    if (got != hash)
+      corrupt(path, "its content hashes to " + got + " but header.json's manifest records " + hash +
+                        " (the file was changed or replaced after preparation)");
+  }
   return h + kBinHeaderBytes;
 }
 
@@ -328,13 +363,57 @@ PretrainHeader read_pretrain_header(const std::string& dir) {
     h.train = parse_counts(need(splits, "train", path), path);
     h.valid = parse_counts(need(splits, "valid", path), path);
     if (j.contains("created")) h.created = j.at("created");
+    if (j.contains("identity")) {
+      h.identity = j.at("identity").get<std::string>();
+      const std::string content = dataset_identity(j);
+      if (content != h.identity)
+        throw Error(path + ": records identity " + h.identity + " but its content is " + content +
+                    ": header.json was edited after preparation; " + kRerun);
+      const auto& manifest = need(j, "manifest", path);
+      for (const auto& [name, entry] : need(manifest, "files", path).items())
+        h.file_hashes[name] = need(entry, "fnv1a64", path).get<std::string>();
+      h.tokenizer_files = need(manifest, "tokenizer_files", path).get<std::map<std::string, std::string>>();
+      h.has_manifest = true;
+    } else {
+      h.identity = "unrecorded-" + fs::to_hex(fs::fnv1a64(fs::read_file(path)));
+    }
   } catch (const nlohmann::json::exception& e) {
     throw Error(path + ": unexpected content (" + e.what() + "); " + kRerun);
   }
   return h;
 }
 
+std::string dataset_identity(const nlohmann::json& header_json) {
+  nlohmann::json content = header_json;
+  content.erase("identity");
+  if (content.contains("created") && content["created"].is_object())
+    for (const char* volatile_key : {"by", "version", "time"}) content["created"].erase(volatile_key);
+  return "dataset-" + fs::to_hex(fs::fnv1a64(content.dump()));  // dump() sorts keys: one text per content
+}
+
+std::map<std::string, std::string> tokenizer_file_hashes(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const char* name : kTokenizerFileNames) {
+    const std::string path = dir + "/" + name;
+    if (fs::exists(path)) out[name] = fs::file_hash_hex(path);
+  }
+  return out;
+}
+
 PretrainDataset::PretrainDataset(const std::string& dir) : dir_(dir), header_(read_pretrain_header(dir)) {
+  if (!header_.has_manifest)
+    spdlog::warn("[data] {} was prepared before datasets carried a manifest: its files cannot be verified and its "
+                 "identity is {}; re-run `tisa-train prepare pretrain` to give it one",
+                 dir, header_.identity);
+  for (const auto& [name, hash] : header_.tokenizer_files) {
+    const std::string path = dir + "/" + name;
+    if (!fs::exists(path))
+      throw Error("pretraining dataset " + dir + ": its tokenizer file " + name + " is missing; " + kRerun);
+    const std::string got = fs::file_hash_hex(path);
+    if (got != hash)
+      throw Error(path + " is not the tokenizer this dataset was prepared with (" + header_.tokenizer.identity +
+                  "): its content hashes to " + got + ", the manifest records " + hash + "; " + kRerun);
+  }
   open_split(train_, "train");
   open_split(valid_, "valid");
 }
@@ -344,16 +423,23 @@ void PretrainDataset::open_split(PretrainSplit& s, const std::string& name) {
   s.counts_ = header_.counts(name);
   const bool u16 = header_.token_dtype == "uint16";
   const uint64_t ntok = static_cast<uint64_t>(s.counts_.tokens);
-  const uint8_t* tokens = map_bin(s.files_, bin_path(dir_, name, "tokens"), u16 ? 2 : 4, ntok, false);
+  auto recorded_hash = [&](const std::string& path) {  // "" when the manifest has none (old dataset)
+    const auto it = header_.file_hashes.find(path.substr(path.find_last_of('/') + 1));
+    if (header_.has_manifest && it == header_.file_hashes.end())
+      corrupt(path, "header.json's manifest does not list this file");
+    return it == header_.file_hashes.end() ? std::string() : it->second;
+  };
+  const std::string tpath = bin_path(dir_, name, "tokens"), wpath = bin_path(dir_, name, "wordstart");
+  const uint8_t* tokens = map_bin(s.files_, tpath, u16 ? 2 : 4, ntok, false, recorded_hash(tpath));
   if (u16) s.tokens_u16_ = Span<uint16_t>(reinterpret_cast<const uint16_t*>(tokens), ntok);
   else s.tokens_i32_ = Span<int32_t>(reinterpret_cast<const int32_t*>(tokens), ntok);
-  s.word_bits_ = map_bin(s.files_, bin_path(dir_, name, "wordstart"), 1, ntok, true);
+  s.word_bits_ = map_bin(s.files_, wpath, 1, ntok, true, recorded_hash(wpath));
   const std::string spath = bin_path(dir_, name, "sentences");
   const std::string dpath = bin_path(dir_, name, "documents");
   const auto* so = reinterpret_cast<const int64_t*>(
-      map_bin(s.files_, spath, 8, static_cast<uint64_t>(s.counts_.sentences + 1), false));
+      map_bin(s.files_, spath, 8, static_cast<uint64_t>(s.counts_.sentences + 1), false, recorded_hash(spath)));
   const auto* dof = reinterpret_cast<const int64_t*>(
-      map_bin(s.files_, dpath, 8, static_cast<uint64_t>(s.counts_.documents + 1), false));
+      map_bin(s.files_, dpath, 8, static_cast<uint64_t>(s.counts_.documents + 1), false, recorded_hash(dpath)));
   s.sentence_offsets_ = Span<int64_t>(so, static_cast<size_t>(s.counts_.sentences + 1));
   s.document_offsets_ = Span<int64_t>(dof, static_cast<size_t>(s.counts_.documents + 1));
   if (so[0] != 0 || so[s.counts_.sentences] != s.counts_.tokens)
@@ -369,7 +455,6 @@ void PretrainDataset::open_split(PretrainSplit& s, const std::string& name) {
   // large): an id past it would index outside the embedding table in the middle of training.
   // One pass over the ids, as cheap as the scans above next to training.
   const int64_t vocab = header_.tokenizer.vocab_size;
-  const std::string tpath = bin_path(dir_, name, "tokens");
   for (int64_t i = 0; i < s.counts_.tokens; ++i) {
     const int64_t id = s.token(i);
     if (id < 0 || id >= vocab)

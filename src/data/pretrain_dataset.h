@@ -6,7 +6,15 @@
 //                  "tokenizer": {"identity", "type", "vocab_size",
 //                                "special_ids": {"pad","unk","cls","sep","mask"}},
 //                  "splits": {"train": {"tokens", "sentences", "documents"}, "valid": {...}},
-//                  "created": {"by", "version", "time", ... free-form: inputs, format, seed}}
+//                  "created": {"by", "version", "time", ... free-form: inputs, format, seed},
+//                  "manifest": {"files": {"<split>.<kind>.bin": {"bytes", "fnv1a64"}},
+//                               "tokenizer_files": {"spiece.model"|"vocab.txt"|...: fnv1a64}},
+//                  "identity": "dataset-<16 hex>"}
+// identity is the content identity the trainer records and compares (issue 36): FNV-1a 64 of the
+// header without "identity" and without created's by/version/time, so it covers every token file
+// (payload hash), the tokenizer files, the counts and the preparation settings; the same corpus
+// prepared the same way gets the same identity. A dataset prepared before manifests existed has
+// none: its identity is "unrecorded-<hash of header.json>" and its files cannot be verified.
 //   <split>.tokens.bin     token ids; uint16 when vocab_size <= 65536, else int32
 //   <split>.wordstart.bin  1 bit per token (bit i%8 of byte i/8, LSB first): 1 = the token begins
 //                          a word (Tokenizer::is_word_start), used by whole-word masking
@@ -21,10 +29,13 @@
 // header.json is written last (atomically), so a crashed preparation leaves no readable dataset;
 // each .bin is written as <name>.tmp and renamed, so a reader mapping the old files is unharmed.
 // The reader checks magic, version, element size, count against header.json and the exact file
-// size (a truncated or padded file is an error naming the file and the command to re-run).
+// size (a truncated or padded file is an error naming the file and the command to re-run), the
+// identity against the header's content (an edited header.json), and every file of the manifest
+// against its hash (a replaced tokenizer or token file).
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,8 +90,18 @@ struct PretrainHeader {
   DatasetTokenizerInfo tokenizer;
   SplitCounts train, valid;
   nlohmann::json created;  // free-form provenance
+  std::string identity;    // "dataset-<hex>", or "unrecorded-<hex>" for a dataset without a manifest
+  bool has_manifest = false;
+  std::map<std::string, std::string> file_hashes;      // .bin file name → fnv1a64 hex of its payload
+  std::map<std::string, std::string> tokenizer_files;  // tokenizer file name → fnv1a64 hex (fs::file_hash_hex)
   const SplitCounts& counts(const std::string& split) const;
 };
+
+// The identity of a header.json's content (see the format above).
+std::string dataset_identity(const nlohmann::json& header_json);
+// The tokenizer files a dataset or model folder may hold, and the hashes of those present in `dir`.
+inline constexpr const char* kTokenizerFileNames[] = {"spiece.model", "vocab.txt", "tisa_tokenizer.json"};
+std::map<std::string, std::string> tokenizer_file_hashes(const std::string& dir);
 
 // "uint16" when every id fits (vocab_size <= 65536), else "int32".
 std::string token_dtype_for_vocab(int64_t vocab_size);
@@ -93,8 +114,9 @@ struct SentenceTokens {
 using DocumentTokens = std::vector<SentenceTokens>;
 
 // Streams documents into a dataset folder. Empty sentences are skipped and documents left empty
-// are not counted. finish() writes header.json; a writer destroyed without finish() leaves the
-// folder without a header (unreadable, by design).
+// are not counted. finish() writes header.json with the manifest (the tokenizer files must be in
+// the folder by then); a writer destroyed without finish() leaves the folder without a header
+// (unreadable, by design).
 class PretrainDatasetWriter {
  public:
   PretrainDatasetWriter(std::string dir, DatasetTokenizerInfo tokenizer, nlohmann::json created);

@@ -20,6 +20,7 @@
 #include "config/config_loader.h"
 #include "data/glue_dataset.h"
 #include "data/glue_tsv.h"
+#include "data/model_identity.h"
 #include "glue/finetune.h"
 #include "glue/glue_eval.h"
 #include "glue/glue_model.h"
@@ -259,6 +260,8 @@ bool task_data_present(const std::string& data_dir, const std::string& task) {
 
 void prepare_task_data(const std::string& task, const std::string& data_dir, const std::string& input_tsv,
                        const std::string& model_dir, int64_t max_length, const std::string& out_dir) {
+  // The tokenizer beside the model must be the one it was trained with (a replaced spiece.model).
+  data::verified_model_identity(model_dir);
   std::vector<std::string> argv = {sibling_executable("tisa-text"), "prepare", "glue", "--task", task,
                                    "--tokenizer", find_tokenizer(model_dir), "--output", out_dir,
                                    "--max-length", std::to_string(max_length)};

@@ -20,8 +20,10 @@ namespace {
 
 using nlohmann::json;
 
+// tisa_identity.json (data/model_identity.h) records the tokenizer files' hashes: it travels with them.
 const char* const kTokenizerFiles[] = {"spiece.model", "vocab.txt", "tokenizer.json", "tokenizer_config.json",
-                                       "special_tokens_map.json", "tisa_tokenizer.json", "tokenization_tisa_albert.py"};
+                                       "special_tokens_map.json", "tisa_tokenizer.json", "tokenization_tisa_albert.py",
+                                       "tisa_identity.json"};
 const char* const kHfPositionTable = "albert.embeddings.position_embeddings.weight";
 // HF relative_key keeps one distance table per attention module (group G, inner layer I).
 const std::regex kHfDistanceName(R"(albert\.encoder\.albert_layer_groups\.(\d+)\.albert_layers\.(\d+)\.attention\.distance_embedding\.weight)");

@@ -151,8 +151,8 @@ PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const te
       d0 = d1;
     }
   }
+  copy_tokenizer_into_dataset(o.tokenizer_path, tok.type(), o.output);  // before finish(): the manifest hashes it
   report.header = writer.finish();
-  copy_tokenizer_into_dataset(o.tokenizer_path, tok.type(), o.output);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (report.specials_replaced > 0)
     spdlog::warn("[data] {} special-token ids in the text were replaced by unk", report.specials_replaced);

@@ -16,7 +16,8 @@ std::vector<std::string> keys_allowed_to_change_on_resume() {
           "training.max_bad_steps",   "training.threads",        "training.device",
           "training.batch_size",      "training.accumulation",   "training.global_batch",
           "training.deterministic",   "data.workers",            "data.prefetch_batches",
-          "glue.*"};
+          // the data may move: data.dataset_identity (its content) may not
+          "data.dataset",             "glue.*"};
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include "common/progress.h"
 #include "common/run_directory.h"
 #include "config/config_loader.h"
+#include "data/model_identity.h"
 #include "data/pretrain_dataset.h"
 #include "data/pretrain_examples.h"
 #include "model/hf_checkpoint.h"
@@ -242,11 +243,26 @@ void choose_start(Run& run) {
   start.resolved = cfg;
   start.resolved.model = start.model_cfg;
   // Absolute, so that the run's config.yaml still finds the data when loaded from the run folder.
-  if (!cfg.data.dataset.empty())
+  // The data's content identity is the record a resume compares: the folder may move, not change.
+  if (!cfg.data.dataset.empty()) {
     start.resolved.data.dataset = stdfs::absolute(cfg.data.dataset).lexically_normal().string();
+    start.resolved.data.dataset_identity = data::read_pretrain_header(cfg.data.dataset).identity;
+  }
   const std::string run_config = run.run_dir + "/config.yaml";
-  if (!start.resume_from.empty() && fs::exists(run_config))
-    check_resume_settings(config::load_config(run_config), start.resolved, run_config);
+  if (!start.resume_from.empty() && fs::exists(run_config)) {
+    config::Config recorded = config::load_config(run_config);
+    if (recorded.data.dataset_identity.empty()) {  // written before runs recorded their data
+      spdlog::warn("[train] {} records no data.dataset_identity: the data of this resume cannot be checked",
+                   run_config);
+      recorded.data.dataset_identity = start.resolved.data.dataset_identity;
+    }
+    if (recorded.data.dataset_identity != start.resolved.data.dataset_identity)
+      throw Error(fmt::format("--resume: the dataset {} is {}, but the run in {} was trained on {} (data.dataset_identity "
+                              "in {}): resume with that data, or start a new run in another --run-dir",
+                              cfg.data.dataset, start.resolved.data.dataset_identity, run.run_dir,
+                              recorded.data.dataset_identity, run_config));
+    check_resume_settings(recorded, start.resolved, run_config);
+  }
   if (run.dist.is_main()) config::write_resolved_config(start.resolved, run_config);
   // The steps after the checkpoint are redone: their old records must not stay in the stream.
   run.ctx.describe_run({RunKind::kPretraining, start.resolved, std::nullopt});
@@ -276,6 +292,9 @@ void open_data(Run& run) {
   run.data.dataset_dir = cfg.data.dataset;
   run.data.dataset = std::make_shared<const data::PretrainDataset>(cfg.data.dataset);
   const auto& tok = run.data.dataset->header().tokenizer;
+  if (!run.opt.init_dir.empty())  // continued pretraining: the model's tokenizer must be the data's
+    data::check_same_tokenizer(data::verified_model_identity(run.opt.init_dir), run.opt.init_dir, tok.identity,
+                               run.data.dataset->header().tokenizer_files, "the dataset " + cfg.data.dataset);
   if (tok.vocab_size > run.start.model_cfg.vocab_size)
     throw Error("model.vocab_size is " + std::to_string(run.start.model_cfg.vocab_size) + " but the dataset " +
                 cfg.data.dataset + " was tokenised with " + std::to_string(tok.vocab_size) +
@@ -429,6 +448,12 @@ void run_evaluation(Run& run) {
   run.ctx.metrics().write("eval", run.state.step, values);
 }
 
+// What the model in `dir` was made from: the dataset's tokenizer and identity (data/model_identity.h).
+void write_model_identity(const Run& run, const std::string& dir) {
+  const auto& header = run.data.dataset->header();
+  data::write_model_identity(dir, header.tokenizer.identity, header.identity);
+}
+
 void save_checkpoint(Run& run) {
   if (!run.dist.is_main()) return;  // [dist] rank 0 writes; the replicas are identical
   auto& s = run.state;
@@ -446,6 +471,7 @@ void save_checkpoint(Run& run) {
       s, *run.trainer.optimizer,
       [&](const std::string& dir) {
         model::save_hf_model(dir, *run.trainer.model, run.start.model_cfg, model::kPretrainingArchitecture);
+        write_model_identity(run, dir);
         write_data_parallel_record(dir, {run.dist.world_size(), t.batch_size, run.trainer.accumulation});  // [dist]
       },
       t.keep_checkpoints, s.best_step >= 0 ? std::optional<int64_t>(s.best_step) : std::nullopt);
@@ -456,6 +482,7 @@ void write_final_model(Run& run) {
   const std::string dir = run.run_dir + "/final";
   model::save_hf_model(dir, *run.trainer.model, run.start.model_cfg, model::kPretrainingArchitecture);
   copy_dataset_tokenizer(run.data.dataset_dir, dir);
+  write_model_identity(run, dir);
   run.result.final_dir = dir;
   spdlog::info("[train] done: {} steps, final model in {}", run.state.step, dir);
 }

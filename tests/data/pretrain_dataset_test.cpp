@@ -138,9 +138,12 @@ TEST(PretrainDatasetTest, DetectsHeaderMismatches) {
   test::write_toy_dataset(dir, small_docs(30000));
   const std::string hpath = dir + "/header.json";
   const auto original = nlohmann::json::parse(fs::read_file(hpath));
+  // Each edit is stamped with the identity of its content, so that the check behind the identity
+  // check is what answers (an unstamped edit: DatasetIdentity.AnEditedHeaderIsRefused).
   auto with = [&](const std::function<void(nlohmann::json&)>& edit) {
     auto j = original;
     edit(j);
+    j["identity"] = data::dataset_identity(j);
     fs::write_file_atomic(hpath, j.dump());
   };
   with([](auto& j) { j["magic"] = "something-else"; });
@@ -171,6 +174,50 @@ TEST(PretrainDatasetTest, DetectsIdsPastTheVocabularyInTheFile) {
     const unsigned char id[2] = {0xFF, 0xFF};
     f.write(reinterpret_cast<const char*>(id), 2);
   }
+  expect_error_mentions([&] { data::PretrainDataset ds(dir); }, {path, "hashes to", "changed or replaced"});
+  // A dataset without a manifest (prepared before them) still has its ids checked.
+  auto j = nlohmann::json::parse(fs::read_file(dir + "/header.json"));
+  j.erase("identity");
+  j.erase("manifest");
+  fs::write_file_atomic(dir + "/header.json", j.dump());
   expect_error_mentions([&] { data::PretrainDataset ds(dir); },
                         {path, "token 3 is id 65535, outside the vocabulary [0, 30000)"});
+}
+
+// Issue 36, identity at the hand-over from preparation to training: the header's identity covers
+// its content, the token files and the tokenizer files; the same content has the same identity.
+TEST(DatasetIdentity, SameContentSameIdentityOtherContentOther) {
+  const auto a = test::make_temp_dir("ds_id_a"), b = test::make_temp_dir("ds_id_b"), c = test::make_temp_dir("ds_id_c");
+  const std::string id_a = test::write_toy_dataset(a, small_docs(30000))->header().identity;
+  EXPECT_EQ(id_a.rfind("dataset-", 0), 0u) << id_a;
+  EXPECT_EQ(test::write_toy_dataset(b, small_docs(30000))->header().identity, id_a) << "another folder, same content";
+  auto docs = small_docs(30000);
+  docs[1][0].ids[0] += 1;  // one token differs
+  EXPECT_NE(test::write_toy_dataset(c, docs)->header().identity, id_a);
+  EXPECT_EQ(data::read_pretrain_header(a).identity, id_a);
+  EXPECT_EQ(data::read_pretrain_header(a).file_hashes.size(), 8u);
+}
+
+TEST(DatasetIdentity, AnEditedHeaderIsRefused) {
+  auto dir = test::make_temp_dir("ds_id_edit");
+  test::write_toy_dataset(dir, small_docs(30000));
+  const std::string hpath = dir + "/header.json";
+  auto j = nlohmann::json::parse(fs::read_file(hpath));
+  j["tokenizer"]["identity"] = "sentencepiece-0000000000000000-lc";
+  fs::write_file_atomic(hpath, j.dump());
+  expect_error_mentions([&] { data::read_pretrain_header(dir); }, {hpath, "edited after preparation", "dataset-"});
+}
+
+TEST(DatasetIdentity, AReplacedTokenizerFileIsRefused) {
+  auto dir = test::make_temp_dir("ds_id_tok");
+  fs::write_file_atomic(dir + "/spiece.model", "the tokenizer the data was made with");
+  {
+    data::PretrainDatasetWriter w(dir, test::toy_tokenizer_info(), {});
+    for (const auto& d : small_docs(30000)) w.add_document("train", d);
+    EXPECT_EQ(w.finish().tokenizer_files.count("spiece.model"), 1u);
+  }
+  EXPECT_NO_THROW(data::PretrainDataset ds(dir));
+  fs::write_file_atomic(dir + "/spiece.model", "a 1,000-piece model put in its place");
+  expect_error_mentions([&] { data::PretrainDataset ds(dir); },
+                        {dir + "/spiece.model", "is not the tokenizer this dataset was prepared with", "manifest"});
 }
