@@ -142,6 +142,7 @@ json glue_average(const json& glue) {
 
 json collect_variant(const std::string& dir, const std::string& name, std::set<std::string>& tasks) {
   json v = {{"name", name}};
+  json incomplete = json::array();  // what of this variant is missing or unfinished, by path under dir
   const std::string run_dir = (stdfs::path(dir) / "pretrain" / name).string();
   config::ModelConfig m;
   std::string source;
@@ -151,6 +152,8 @@ json collect_variant(const std::string& dir, const std::string& name, std::set<s
     v["model_config_source"] = source;
     v["pretrained"] = fs::exists(run_dir + "/final/model.safetensors");
   }
+  if (!stdfs::is_directory(run_dir)) incomplete.push_back("pretrain/" + name + " is missing");
+  else if (!v.value("pretrained", false)) incomplete.push_back("pretrain/" + name + " has no final model (unfinished)");
   const std::vector<json> evals = eval_events(run_dir + "/metrics.jsonl");
   if (!evals.empty()) {
     const json& ev = evals.back();
@@ -172,9 +175,17 @@ json collect_variant(const std::string& dir, const std::string& name, std::set<s
   if (stdfs::is_directory(glue_dir))
     for (const auto& e : stdfs::directory_iterator(glue_dir)) {
       const auto results = e.path() / "results.json";
-      if (!e.is_directory() || !stdfs::is_regular_file(results)) continue;
+      if (!e.is_directory()) continue;
+      const std::string where = "glue/" + name + "/" + e.path().filename().string();
+      if (!stdfs::is_regular_file(results)) {
+        incomplete.push_back(where + " has no results.json (unfinished)");
+        continue;
+      }
       json t = task_summary(results.string());
-      if (t.is_null()) continue;
+      if (t.is_null()) {
+        incomplete.push_back(where + "/results.json has no run with its main metric");
+        continue;
+      }
       glue[e.path().filename().string()] = t;
       tasks.insert(e.path().filename().string());
     }
@@ -183,6 +194,7 @@ json collect_variant(const std::string& dir, const std::string& name, std::set<s
   if (!avg.is_null()) v["glue_average"] = avg;
   const std::string length_file = (stdfs::path(dir) / "length" / (name + ".json")).string();
   if (fs::exists(length_file)) v["length"] = read_json_file(length_file).value("lengths", json::array());
+  v["incomplete"] = incomplete;
   return v;
 }
 
@@ -379,6 +391,23 @@ json collect_paper_results(const PaperReportOptions& options) {
   for (const auto& t : task_set)
     if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) tasks.push_back(t);
   out["tasks"] = tasks;
+  // A task some variants have and others lack; the reference not among the variants.
+  json incomplete = json::array();
+  bool has_reference = false;
+  for (auto& v : list) {
+    const std::string name = v["name"];
+    has_reference = has_reference || name == options.reference;
+    for (const auto& t : tasks) {
+      const std::string where = "glue/" + name + "/" + t;
+      bool told = false;
+      for (const auto& item : v["incomplete"]) told = told || item.get<std::string>().rfind(where + "/", 0) == 0 ||
+                                                      item.get<std::string>().rfind(where + " ", 0) == 0;
+      if (!v["glue"].contains(t) && !told) v["incomplete"].push_back(where + " is missing");
+    }
+    for (const auto& item : v["incomplete"]) incomplete.push_back(item);
+  }
+  if (!has_reference) incomplete.push_back("the reference variant " + options.reference + " is not among the variants");
+  out["incomplete"] = incomplete;
   out["variants"] = list;
   out["reference"] = options.reference;
   out["comparisons"] = paired_comparisons(options.dir, list, tasks, options.reference, options.resamples);

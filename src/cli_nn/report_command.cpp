@@ -2,7 +2,9 @@
 //   tisa-train report --dir runs/paper-small --out runs/paper-small/results.md
 //       --json runs/paper-small/results.json --meta scale=small --meta "machine=2 cores"   (one line)
 // Reads pretrain/<variant>/, glue/<variant>/<TASK>/results.json and length/<variant>.json under
-// --dir; missing parts show as "—". Prints the Markdown to stdout when --out is not given.
+// --dir; missing parts show as "—", are listed in results.json's "incomplete", and make the
+// command exit 1 after writing (unless --allow-incomplete). Prints the Markdown to stdout when
+// --out is not given.
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
@@ -23,6 +25,7 @@ struct ReportArgs {
   std::string dir, out_md, out_json, out_figure, variants, reference = "absolute";
   int64_t resamples = 2000;
   std::vector<std::string> meta;
+  bool allow_incomplete = false;
 };
 
 void run_report(const ReportArgs& a) {
@@ -59,6 +62,16 @@ void run_report(const ReportArgs& a) {
     fs::write_file_atomic(a.out_md, md);
     spdlog::info("[report] wrote {}", a.out_md);
   }
+  // A half-finished reproduction still gets its table (with "—"), but is not a success.
+  std::string missing;
+  for (const auto& item : results["incomplete"]) missing += "\n  " + item.get<std::string>();
+  if (missing.empty()) return;
+  if (a.allow_incomplete) {
+    spdlog::warn("[report] {} is incomplete (--allow-incomplete):{}", a.dir, missing);
+    return;
+  }
+  throw Error("report: the reproduction in " + a.dir + " is incomplete; the table shows — for:" + missing +
+              "\nhint: finish it (scripts/reproduce_paper.sh resumes), or pass --allow-incomplete");
 }
 
 }  // namespace
@@ -77,6 +90,8 @@ void add_report_command(CLI::App& app) {
       ->capture_default_str()
       ->check(integer_between(a->resamples, 100, 1000000));
   cmd->add_option("--meta", a->meta, "KEY=VALUE shown above the table, e.g. scale=small (repeatable)");
+  cmd->add_flag("--allow-incomplete", a->allow_incomplete,
+                "exit 0 when variants, pretrainings or GLUE tasks are missing or unfinished (they show as —)");
   cmd->callback([a] { run_report(*a); });
 }
 

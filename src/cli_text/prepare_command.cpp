@@ -8,6 +8,7 @@
 #include "common/cli_checks.h"
 #include "common/error.h"
 #include "common/output_guard.h"
+#include "common/run_directory.h"
 #include "prep/prepare_pretrain.h"
 #include "text/batch_encode.h"
 #include "text/tokenizer.h"
@@ -39,6 +40,8 @@ void run_prepare_pretrain(const PretrainArgs& a) {
   std::vector<std::string> inputs = a.inputs;
   inputs.push_back(a.tokenizer);
   check_output_folder_holds_no_input("--output", a.output, inputs);
+  // One preparation per folder: two at once would interleave their files (common/run_directory.h).
+  const RunDirectory owner(a.output, RunDirectory::Start::kNew, "--output");
   prep::PreparePretrainOptions o;
   o.inputs = a.inputs;
   o.tokenizer_path = a.tokenizer;

@@ -74,16 +74,17 @@ std::string read_owner(int fd) {
 const RunLayout& pretraining_run_layout() {
   static const RunLayout layout{"pretraining run",
                                 {"config.yaml", "train.log", "metrics.jsonl", "tensorboard", "checkpoints", "final"},
-                                "continue it with --resume"};
+                                "continue it with --resume", "checkpoints"};
   return layout;
 }
 
 const RunLayout& glue_task_layout() {
-  static const RunLayout layout{"GLUE run", {"data", "seed-*", "results.json"}, "choose another --run-dir"};
+  static const RunLayout layout{"GLUE run", {"data", "seed-*", "results.json"}, "choose another --run-dir", ""};
   return layout;
 }
 
-RunDirectory::RunDirectory(std::string path, Start start) : path_(std::move(path)) {
+RunDirectory::RunDirectory(std::string path, Start start, std::string option)
+    : path_(std::move(path)), option_(std::move(option)) {
   if (path_.empty()) throw Error("no run directory given");
   if (start == Start::kContinue && !stdfs::is_directory(path_))
     throw Error(stdfs::exists(path_) ? "run directory " + path_ + " is not a folder"
@@ -100,9 +101,9 @@ RunDirectory::RunDirectory(std::string path, Start start) : path_(std::move(path
     ::close(lock_fd_);
     lock_fd_ = -1;
     if (err == EWOULDBLOCK)
-      throw Error("run directory " + path_ + " is in use by another tisa-train process (" +
-                  (owner.empty() ? "owner unknown" : owner) +
-                  "); wait for it to finish, stop it, or choose another --run-dir");
+      throw Error((option_ == "--run-dir" ? "run directory " : option_ + " folder ") + path_ +
+                  " is in use by another tisa-train process (" + (owner.empty() ? "owner unknown" : owner) +
+                  "); wait for it to finish, stop it, or choose another " + option_);
     throw Error("cannot lock " + lock_path + ": " + std::strerror(err));
   }
   // The kernel released the previous owner's lock when it exited: if its record is still there, it
@@ -137,10 +138,21 @@ void RunDirectory::start_fresh(const std::string& sub, const RunLayout& layout, 
   if (ours.empty() && foreign.empty()) return;
   std::sort(ours.begin(), ours.end());
   std::sort(foreign.begin(), foreign.end());
-  if (!overwrite)
-    throw Error(dir.string() + " already holds a " + layout.kind + " (" + list(ours.empty() ? foreign : ours) +
+  if (!overwrite) {
+    if (ours.empty())
+      throw Error(dir.string() + " holds files that no tisa-train run wrote (" + list(foreign) +
+                  "); choose another --run-dir, or an empty or new folder (--overwrite does not delete such files)");
+    const std::string also =
+        foreign.empty() ? "" : "; it also holds files no run wrote (" + list(foreign) + "), which --overwrite refuses";
+    const stdfs::path progress = dir / layout.progress_entry;
+    if (!layout.progress_entry.empty() && (!stdfs::is_directory(progress) || stdfs::is_empty(progress)))
+      throw Error(dir.string() + " holds a " + layout.kind + " that stopped before writing anything into " +
+                  layout.progress_entry + "/ (" + list(ours) + "), so it cannot be continued" + also +
+                  ": pass --overwrite to delete it and start again, or choose another --run-dir");
+    throw Error(dir.string() + " already holds a " + layout.kind + " (" + list(ours) +
                 "); a fresh run does not replace it: " + layout.continue_hint +
-                ", or pass --overwrite to delete it and start again");
+                ", or pass --overwrite to delete it and start again" + also);
+  }
   if (!foreign.empty())
     throw Error("--overwrite: " + dir.string() + " also holds files that are not part of a " + layout.kind + " (" +
                 list(foreign) + "); remove them yourself or choose another --run-dir");

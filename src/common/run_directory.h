@@ -24,6 +24,9 @@ struct RunLayout {
   std::string kind;                  // "pretraining run", "GLUE run"
   std::vector<std::string> entries;  // names it writes; "seed-*" matches any name starting "seed-"
   std::string continue_hint;         // how to continue it instead, e.g. "continue it with --resume"
+  // The entry that holds what continue_hint continues from ("checkpoints"): a run whose entry is
+  // missing or empty stopped before it and cannot be continued ("": any run can).
+  std::string progress_entry;
 };
 
 // <run>/: config.yaml, train.log, metrics.jsonl, checkpoints/, final/ (train/pretrainer.h).
@@ -38,8 +41,9 @@ class RunDirectory {
     kContinue,  // the folder must exist (--resume)
   };
   // Claims `path` for this process (see the file comment); throws tisa::Error when the folder is
-  // missing (kContinue), cannot be created, or is owned by another live process.
-  RunDirectory(std::string path, Start start);
+  // missing (kContinue), cannot be created, or is owned by another live process. `option` is the
+  // flag that named the folder, for the messages (`prepare pretrain` locks its --output too).
+  RunDirectory(std::string path, Start start, std::string option = "--run-dir");
   ~RunDirectory();  // releases the lock
   RunDirectory(const RunDirectory&) = delete;
   RunDirectory& operator=(const RunDirectory&) = delete;
@@ -51,7 +55,7 @@ class RunDirectory {
   void start_fresh(const std::string& sub, const RunLayout& layout, bool overwrite) const;
 
  private:
-  std::string path_;
+  std::string path_, option_;
   int lock_fd_ = -1;
 };
 

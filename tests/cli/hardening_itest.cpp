@@ -166,6 +166,10 @@ const std::string& probe_dir() {
     tisa::fs::write_file_atomic(d + "/in.tsv", "sentence\tlabel\ngood\t1\n");
     tisa::fs::write_file_atomic(d + "/inputs.safetensors", "");
     stdfs::create_directories(d + "/out_dir");
+    // A reproduction whose tisa pretraining never finished; a run folder of someone else's files.
+    stdfs::create_directories(d + "/repro/pretrain/tisa/checkpoints");
+    stdfs::create_directories(d + "/foreign_run");
+    tisa::fs::write_file_atomic(d + "/foreign_run/notes.txt", "mine");
     return d;
   }();
   return dir;
@@ -232,7 +236,13 @@ INSTANTIATE_TEST_SUITE_P(
         // predict --output names a folder: refused before the model is loaded
         MessageProbe{"PredictOutputIsAFolder",
                      "predict --model $D/classifier --task SST-2 --input $D/in.tsv --output $D/out_dir", 1,
-                     "--output $D/out_dir is a folder; expected the path of the predictions file"}),
+                     "--output $D/out_dir is a folder; expected the path of the predictions file"},
+        // report on a half-finished reproduction: the table is written, the exit code says so
+        MessageProbe{"ReportOfAHalfFinishedReproduction", "report --dir $D/repro --out $D/repro/results.md", 1,
+                     "pretrain/tisa has no final model (unfinished)"},
+        // a --run-dir that holds only files no run wrote: not "--resume", not "--overwrite"
+        MessageProbe{"RunDirOfForeignFiles", "pretrain --config " + kTiny + " --run-dir $D/foreign_run", 1,
+                     "$D/foreign_run holds files that no tisa-train run wrote (notes.txt); choose another --run-dir"}),
     message_probe_name);
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/run_directory.h"
 #include "data/pretrain_loader.h"
 #include "support/test_paths.h"
 
@@ -85,4 +86,20 @@ TEST(PreparePretrainCli, BadInputsExitWithOne) {
   EXPECT_NE(slurp(dir + "/log1.txt").find("missing.model"), std::string::npos) << slurp(dir + "/log1.txt");
   EXPECT_EQ(run(base + "--tokenizer " + shared_path(kAlbert) + " --format xml > " + dir + "/log2.txt 2>&1"), 1);
   EXPECT_NE(slurp(dir + "/log2.txt").find("unknown corpus format 'xml'"), std::string::npos);
+}
+
+// Issue 36, point 4: two preparations into one folder would interleave their files; the second
+// is refused by the folder's lock, naming the owner.
+TEST(PreparePretrainCli, ASecondPreparationIntoTheSameFolderIsRefused) {
+  TISA_REQUIRE_SHARED(kAlbert);
+  const std::string dir = make_temp_dir("prep_cli_lock"), out = dir + "/ds";
+  const tisa::RunDirectory other(out, tisa::RunDirectory::Start::kNew, "--output");  // a preparation in progress
+  const std::string cmd = bin_dir() + "/tisa-train prepare pretrain --input " + tisa::test::source_dir() +
+                          "/data/sample/corpus/alice.txt --tokenizer " + shared_path(kAlbert) + " --output " + out +
+                          " --threads 1 > " + dir + "/log.txt 2>&1";
+  EXPECT_EQ(run(cmd), 1) << slurp(dir + "/log.txt");
+  EXPECT_NE(slurp(dir + "/log.txt").find("--output folder " + out + " is in use by another tisa-train process"),
+            std::string::npos)
+      << slurp(dir + "/log.txt");
+  EXPECT_FALSE(std::filesystem::exists(out + "/header.json"));
 }

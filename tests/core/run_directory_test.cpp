@@ -94,6 +94,25 @@ TEST(RunDirectory, FreshRunNeverReplacesAFinishedOne) {
   EXPECT_TRUE(stdfs::exists(dir + "/MRPC/seed-1/best"));
 }
 
+// Issue 36, point 4: a folder that failed before its first checkpoint, or holds only files no run
+// wrote, is named with what is there and what will work (not --resume, not --overwrite).
+TEST(RunDirectory, SaysWhatIsThereAndWhatWillWork) {
+  const std::string dir = tisa::test::make_temp_dir("rundir_msgs") + "/run";
+  RunDirectory owner(dir, RunDirectory::Start::kNew);
+  const auto& layout = tisa::pretraining_run_layout();
+  tisa::fs::write_file_atomic(dir + "/config.yaml", "model: {}\n");
+  tisa::fs::write_file_atomic(dir + "/train.log", "error\n");
+  std::string msg = error_of([&] { owner.start_fresh("", layout, false); });
+  EXPECT_HAS(msg, dir + " holds a pretraining run that stopped before writing anything into checkpoints/ "
+                        "(config.yaml, train.log), so it cannot be continued: pass --overwrite");
+  stdfs::remove(dir + "/config.yaml");
+  stdfs::remove(dir + "/train.log");
+  tisa::fs::write_file_atomic(dir + "/notes.txt", "mine");
+  msg = error_of([&] { owner.start_fresh("", layout, false); });
+  EXPECT_HAS(msg, dir + " holds files that no tisa-train run wrote (notes.txt); choose another --run-dir");
+  EXPECT_EQ(msg.find("--resume"), std::string::npos) << msg;
+}
+
 TEST(RunDirectory, DefaultNamesNeverCollide) {
   const std::string parent = tisa::test::make_temp_dir("rundir");
   std::set<std::string> names;

@@ -217,6 +217,7 @@ TEST(PaperReport, ExplicitVariantsAndErrors) {
   ASSERT_EQ(r["variants"].size(), 1u);
   EXPECT_FALSE(r["variants"][0].contains("positional_parameters"));
   EXPECT_NE(paper_results_markdown(r).find("| tisa | — | — |"), std::string::npos);
+  EXPECT_EQ(r["incomplete"], json({"pretrain/tisa is missing", "the reference variant absolute is not among the variants"}));
   // A broken results.json names the file.
   fs::create_directories(dir + "/glue/tisa/RTE");
   fs::write_file_atomic(dir + "/glue/tisa/RTE/results.json", "{");
@@ -226,6 +227,28 @@ TEST(PaperReport, ExplicitVariantsAndErrors) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("RTE/results.json"), std::string::npos) << e.what();
   }
+}
+
+// Issue 36, point 4: a half-finished reproduction names exactly what is missing or unfinished
+// (`report` exits 1 on it, after writing the table).
+TEST(PaperReport, NamesWhatIsMissingOrUnfinished) {
+  const std::string dir = test::make_temp_dir("paper_report3");
+  write_variant(dir, "absolute", base_model(true, "none"));
+  write_variant(dir, "tisa", base_model(false, "tisa"));
+  write_glue(dir, "absolute", "RTE", "acc", {{1, 0.69}});
+  write_glue(dir, "absolute", "MRPC", "acc_and_f1", {{1, 0.80}});
+  write_glue(dir, "tisa", "RTE", "acc", {{1, 0.60}});
+  fs::create_directories(dir + "/glue/tisa/MRPC/seed-1");  // a fine-tuning that did not finish
+  PaperReportOptions o;
+  o.dir = dir;
+  EXPECT_EQ(collect_paper_results(o)["incomplete"], json({"glue/tisa/MRPC has no results.json (unfinished)"}));
+  write_glue(dir, "tisa", "MRPC", "acc_and_f1", {{1, 0.70}});
+  EXPECT_EQ(collect_paper_results(o)["incomplete"], json::array());
+  std::filesystem::remove_all(dir + "/glue/tisa/MRPC");
+  EXPECT_EQ(collect_paper_results(o)["incomplete"], json({"glue/tisa/MRPC is missing"}));
+  std::filesystem::remove(dir + "/pretrain/tisa/final/model.safetensors");
+  EXPECT_EQ(collect_paper_results(o)["incomplete"],
+            json({"pretrain/tisa has no final model (unfinished)", "glue/tisa/MRPC is missing"}));
 }
 
 }  // namespace
