@@ -62,6 +62,10 @@ void run_report(const ReportArgs& a) {
     fs::write_file_atomic(a.out_md, md);
     spdlog::info("[report] wrote {}", a.out_md);
   }
+  bool has_reference = false;
+  for (const auto& v : results["variants"]) has_reference = has_reference || v["name"] == a.reference;
+  if (!has_reference)
+    spdlog::warn("[report] the reference variant {} is not among the variants: no paired comparisons", a.reference);
   // A half-finished reproduction still gets its table (with "—"), but is not a success.
   std::string missing;
   for (const auto& item : results["incomplete"]) missing += "\n  " + item.get<std::string>();
