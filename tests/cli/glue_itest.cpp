@@ -32,6 +32,7 @@
 
 #include "common/fs.h"
 #include "io/safetensors.h"
+#include "support/child_process.h"
 #include "support/test_paths.h"
 
 extern char** environ;
@@ -572,49 +573,10 @@ TEST(GlueEndToEnd, EveryEvaluationNaNIsAnErrorNotABestStep) {
 
 namespace {
 
-// Starts `tisa-train <args>` (output into `log`) and returns its pid (the front exec()s the
-// trainer, so the pid is the trainer's).
-pid_t start_tisa_train(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<std::string> argv = {tisa::test::bin_dir() + "/tisa-train"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid = -1;
-  EXPECT_EQ(posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  return pid;
-}
-
-// Waits until `dir` holds a sealed checkpoint (at most 120 s); false when none appeared.
-bool wait_for_checkpoint(const std::string& dir) {
-  for (int i = 0; i < 12000; ++i) {
-    if (stdfs::is_directory(dir))
-      for (const auto& e : stdfs::directory_iterator(dir))
-        if (e.path().filename().string().rfind("step-", 0) == 0 && stdfs::exists(e.path() / "manifest.json"))
-          return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
-int wait_exit(pid_t pid) {
-  int st = 0;
-  ::waitpid(pid, &st, 0);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-std::vector<std::string> split_words(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string w;
-  while (ss >> w) out.push_back(w);
-  return out;
-}
+using tisa::test::split_words;
+using tisa::test::start_tisa_train;
+using tisa::test::wait_exit;
+using tisa::test::wait_for_checkpoint;
 
 }  // namespace
 

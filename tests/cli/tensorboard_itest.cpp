@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "common/fs.h"
+#include "support/child_process.h"
 #include "support/test_paths.h"
 
 extern char** environ;
@@ -77,47 +78,15 @@ int tisa_train(const std::string& args, const std::string& log) {
   return tisa::test::run("OMP_WAIT_POLICY=PASSIVE " + bin_dir() + "/tisa-train " + args + " > '" + log + "' 2>&1");
 }
 
-std::vector<std::string> split_words(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-// Starts `tisa-train <args>` in the background (the front exec()s the trainer: the pid is its).
+// Starts `tisa-train <args>` in the background (tisa::test::start_tisa_train).
 pid_t start_tisa_train(const std::string& args, const std::string& log) {
-  std::vector<std::string> argv = {bin_dir() + "/tisa-train"};
-  for (auto& w : split_words(args)) argv.push_back(w);
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid = -1;
-  EXPECT_EQ(posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  return pid;
+  return tisa::test::start_tisa_train(tisa::test::split_words(args), log);
 }
-
-// Waits (at most 120 s) until `dir` holds a sealed checkpoint.
-bool wait_for_checkpoint(const std::string& dir) {
-  for (int i = 0; i < 12000; ++i) {
-    if (stdfs::is_directory(dir))
-      for (const auto& e : stdfs::directory_iterator(dir))
-        if (e.path().filename().string().rfind("step-", 0) == 0 && stdfs::exists(e.path() / "manifest.json"))
-          return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
+using tisa::test::wait_for_checkpoint;
 
 int kill_and_wait(pid_t pid) {
   ::kill(pid, SIGKILL);
-  int st = 0;
-  ::waitpid(pid, &st, 0);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return tisa::test::wait_exit(pid);
 }
 
 std::vector<std::string> event_files(const std::string& dir) {
