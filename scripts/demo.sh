@@ -56,10 +56,7 @@ echo "== 4/4 GLUE: fine-tune on the SST-2 sample"
 echo
 echo "Pretraining metrics: $OUT/pretrain/metrics.jsonl   GLUE results: $OUT/glue/results.json"
 "$BIN" eval --task SST-2 --model "$OUT/glue/SST-2/seed-12345/best" --data-dir data/sample/glue
-# Every step above is deterministic for a given thread count (2 here, pinned), build and CPU: two
-# fresh runs with Debian's LibTorch 1.13 gave bit-identical models on an Intel Xeon with
-# avx512_bf16 (bf16, ATen's AVX-512 kernels; 0.7638 with its AVX2 kernels) and on an AMD EPYC
-# without it (fp32), 2026-12-01.
-echo "(reference, Debian's LibTorch 1.13 and 2 threads: dev acc 0.7511, validation MLM accuracy 0.262 on an"
-echo " Intel Xeon with avx512_bf16 (bf16); dev acc 0.7385, MLM accuracy 0.261 on an AMD EPYC without it (fp32);"
-echo " another LibTorch build or CPU family rounds differently and lands nearby; chance is 0.509)"
+# Each step is deterministic for a pinned thread count, build and CPU; across machines the result
+# varies by a few points (README, "Set-up"; measured values there).
+echo "(measured with Debian's LibTorch 1.13 on 2 cores: dev acc 0.72-0.76 across Intel Xeons with avx512_bf16"
+echo " (bf16) and an AMD EPYC without it (fp32); validation MLM accuracy about 0.26; chance is 0.509)"

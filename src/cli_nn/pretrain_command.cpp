@@ -3,6 +3,7 @@
 //   tisa-train pretrain --config configs/pretrain/tiny.yaml [--set key=value]... [--run-dir DIR]
 //   tisa-train pretrain --run-dir runs/tiny-20240101-120000 --resume      (after Ctrl-C / a crash)
 //   tisa-train pretrain --config configs/pretrain/small.yaml --init some/hf_dir
+//   tisa-train pretrain --config ... --dump-batches DIR   (batches for a peer trainer, train/batch_dump.h)
 //
 // The run directory defaults to runs/<config name>-<timestamp> (a "-N" suffix when that name is
 // taken). With --resume and no --run-dir, the newest runs/<config name>-* folder is continued; with
@@ -29,7 +30,7 @@ namespace {
 namespace stdfs = std::filesystem;
 
 struct PretrainArgs {
-  std::string config_path, run_dir, init_dir;
+  std::string config_path, run_dir, init_dir, dump_batches_dir;
   std::vector<std::string> overrides;
   bool resume = false, overwrite = false;
   int64_t stop_after_step = -1;
@@ -72,6 +73,7 @@ void run_pretrain(const PretrainArgs& a) {
   options.overwrite = a.overwrite;
   options.init_dir = a.init_dir;
   options.stop_after_step = a.stop_after_step;
+  options.dump_batches_dir = a.dump_batches_dir;
   auto result = train::run_pretraining(cfg, options);
   if (result.exit_code != kExitOk) {
     spdlog::default_logger()->flush();
@@ -95,8 +97,11 @@ void add_pretrain_command(CLI::App& app) {
       "--overwrite", args->overwrite,
       "start afresh in a run directory that already holds a run, deleting its checkpoints and final/");
   auto* init = cmd->add_option("--init", args->init_dir, "start from the weights of this Hugging Face model directory");
+  auto* dump = cmd->add_option("--dump-batches", args->dump_batches_dir,
+                               "write the initial weights and every update's batch and losses into this new folder, "
+                               "for a peer trainer (tests/hf/train_peer.py)");
   // A resumed run continues from its own checkpoint: replacing it or other start weights contradict that.
-  resume->excludes(overwrite)->excludes(init);
+  resume->excludes(overwrite)->excludes(init)->excludes(dump);
   cmd->callback([args] { run_pretrain(*args); });
 }
 

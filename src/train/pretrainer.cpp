@@ -25,6 +25,7 @@
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
 #include "train/architecture_check.h"
+#include "train/batch_dump.h"
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/distributed.h"
@@ -105,6 +106,7 @@ struct Run {
   int64_t last_eval_step = -1;
   PretrainRunResult result;
   LogWindow window;
+  std::optional<BatchDump> dump;  // --dump-batches (batch_dump.h)
 };
 
 PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunOptions& options, RunContext& ctx);
@@ -127,6 +129,7 @@ bool run_loop(Run& run) {
     StepResult r = (*run.trainer.step_fn)(micro, step);                 // fwd + bwd + clip + update
     const bool interrupted = reduce_step_result(run.dist, r, interrupt_requested());  // [dist] sum of the ranks' shares
     run.state.step = ++step;
+    if (run.dump) run.dump->write_update(step, micro.front(), r);
     run.state.data_position = run.data.loader->position().to_json();
     handle_bad_step(run, r);                                            // skip NaN/Inf, stop after too many
     log_step(run, r);
@@ -148,6 +151,9 @@ bool run_loop(Run& run) {
 
 PretrainRunResult run_pretraining(const config::Config& cfg, const PretrainRunOptions& options) {
   if (options.run_dir.empty()) throw Error("pretraining needs a run directory");
+  if (options.resume && !options.dump_batches_dir.empty())
+    throw Error("--dump-batches " + options.dump_batches_dir + " cannot be combined with --resume: a dump starts "
+                "from the first update");
   if (options.resume && !options.init_dir.empty())
     throw Error("--init " + options.init_dir + " cannot be combined with --resume: a resumed run continues from "
                 "its own checkpoint (drop --init, or start a new run without --resume)");
@@ -204,6 +210,11 @@ void set_up(Run& run) {
   open_data(run);
   build_model(run);
   start_state_and_loader(run);
+  if (!run.opt.dump_batches_dir.empty()) {
+    run.dump.emplace(run.opt.dump_batches_dir, run.start.resolved, run.trainer.accumulation, run.dist.world_size());
+    run.dump->write_initial(*run.trainer.model, run.start.model_cfg);
+    spdlog::info("[train] writing the initial weights and every update's batch to {}", run.opt.dump_batches_dir);
+  }
   const auto& t = run.cfg.training;
   const Trainer& tr = run.trainer;
   int64_t n_params = 0;
@@ -451,7 +462,8 @@ void run_evaluation(Run& run) {
 // What the model in `dir` was made from: the dataset's tokenizer and identity (data/model_identity.h).
 void write_model_identity(const Run& run, const std::string& dir) {
   const auto& header = run.data.dataset->header();
-  data::write_model_identity(dir, header.tokenizer.identity, header.identity);
+  data::write_model_identity(dir, header.tokenizer.identity, header.identity,
+                             data::MaskingRecord{run.cfg.data.masked_lm_prob, run.cfg.data.max_ngram});
 }
 
 void save_checkpoint(Run& run) {

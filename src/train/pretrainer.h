@@ -38,6 +38,9 @@ struct PretrainRunOptions {
   bool show_progress = true;
   // Tests and debugging: behave as if SIGINT arrived right after this update (-1 = never).
   int64_t stop_after_step = -1;
+  // Peers and debugging: write the initial weights and every update's batch and losses into this
+  // new folder (train/batch_dump.h); "" = off. Not with resume.
+  std::string dump_batches_dir;
   // Tests and debugging: see PretrainStep::loss_hook.
   std::function<void(int64_t updates_done, torch::Tensor& loss)> loss_hook;
 };
