@@ -193,7 +193,15 @@ json collect_variant(const std::string& dir, const std::string& name, std::set<s
   const json avg = glue_average(glue);
   if (!avg.is_null()) v["glue_average"] = avg;
   const std::string length_file = (stdfs::path(dir) / "length" / (name + ".json")).string();
-  if (fs::exists(length_file)) v["length"] = read_json_file(length_file).value("lengths", json::array());
+  if (fs::exists(length_file)) {
+    const json length = read_json_file(length_file);
+    v["length"] = length.value("lengths", json::array());
+    // How the evaluation masked (eval-mlm: the model's pretraining settings unless flags changed them).
+    json masking = json::object();
+    for (const char* key : {"masked_lm_prob", "max_ngram", "masking_from"})
+      if (length.contains(key)) masking[key] = length[key];
+    v["length_masking"] = masking;
+  }
   v["incomplete"] = incomplete;
   return v;
 }
@@ -234,6 +242,33 @@ const json* length_row(const json& v, int64_t length) {
   for (const auto& r : v["length"])
     if (r["seq_length"].get<int64_t>() == length) return &r;
   return nullptr;
+}
+
+// How the length evaluation masked, from the eval-mlm files: one clause when every variant used
+// the same settings, else the settings per variant.
+std::string length_masking_clause(const json& variants) {
+  std::map<std::string, std::vector<std::string>> by_setting;
+  for (const auto& v : variants) {
+    if (!v.contains("length_masking")) continue;
+    const json& m = v["length_masking"];
+    std::string setting = "masking not recorded";
+    if (m.contains("masked_lm_prob") && m.contains("max_ngram")) {
+      const std::string from = m.value("masking_from", "");
+      const int64_t n = m["max_ngram"].get<int64_t>();
+      setting = fmt("%g", 100 * m["masked_lm_prob"].get<double>()) + " % of tokens masked, " +
+                (n == 1 ? std::string("single words") : "n-grams of up to " + std::to_string(n) + " words") +
+                (from == "model" ? ", as in pretraining" : from.empty() ? "" : " (masking from " + from + ")");
+    }
+    by_setting[setting].push_back(v["name"].get<std::string>());
+  }
+  if (by_setting.empty()) return "";
+  if (by_setting.size() == 1) return "; " + by_setting.begin()->first;
+  std::string out;
+  for (const auto& [setting, names] : by_setting) {
+    out += "; " + setting + ":";
+    for (const auto& n : names) out += " " + n;
+  }
+  return out;
 }
 
 std::string length_header(const std::vector<int64_t>& lengths, size_t i) {
@@ -326,10 +361,13 @@ json paired_comparisons(const std::string& dir, const json& variants, const std:
         return metrics::glue_compute_metrics(metrics_task, p, l).get(key);
       };
       const auto r = metrics::paired_bootstrap(metric, pa, pb, a.labels, resamples);
+      const auto ar = metrics::approximate_randomisation(metric, pa, pb, a.labels, resamples);
       list.push_back({{"variant", name}, {"task", task}, {"metric", key}, {"seeds", seeds},
                       {"examples", r.examples}, {"difference", r.difference}, {"low", r.low}, {"high", r.high},
                       {"p", std::isfinite(r.p_value) ? json(r.p_value) : json()}, {"resamples", r.resamples},
-                      {"dropped_resamples", r.dropped}});
+                      {"dropped_resamples", r.dropped},
+                      {"p_randomisation", std::isfinite(ar.p_value) ? json(ar.p_value) : json()},
+                      {"randomisation_trials", ar.trials}, {"dropped_trials", ar.dropped}});
     }
   }
   std::vector<double> ps;
@@ -347,8 +385,10 @@ std::string comparison_verdict(const json& c) {
   return c["difference"].get<double>() > 0 ? "better" : "worse";
 }
 
+// p-values as computed: three decimals, two significant digits below 0.001 (the resolution of
+// 10,000 resamples is 2e-4, stated beside the table).
 std::string p_cell(double p) {
-  if (p < 0.001) return "<0.001";
+  if (p < 0.001) return fmt("%.1e", p);
   return fmt("%.3f", p);
 }
 
@@ -457,7 +497,8 @@ std::string paper_results_markdown(const json& results) {
 
   if (!lengths.empty()) {
     md << "\n## Length extrapolation\n\nMLM loss / MLM accuracy (%) / SOP accuracy (%) on the validation split; "
-          "examples built from the same documents at every length (no short sequences, 15% masked).\n\n| variant |";
+          "examples built from the same documents at every length (no short sequences"
+       << length_masking_clause(variants) << ").\n\n| variant |";
     for (size_t i = 0; i < lengths.size(); ++i) md << " " << length_header(lengths, i) << " |";
     md << "\n|---|";
     for (size_t i = 0; i < lengths.size(); ++i) md << "---:|";
@@ -510,22 +551,31 @@ std::string paper_results_markdown(const json& results) {
   const auto& comparisons = results.value("comparisons", json::array());
   if (!comparisons.empty()) {
     const std::string ref = results.value("reference", "absolute");
+    const int64_t draws = comparisons[0]["resamples"].get<int64_t>() + comparisons[0]["dropped_resamples"].get<int64_t>();
+    const bool has_ar = comparisons[0].contains("p_randomisation");
     md << "\n## Paired comparison with " << ref << "\n\nΔ = mean over seeds of (variant − " << ref
        << ") in the task's main metric ×100 on the dev set, with the same seeds (so the same fine-tuning data "
           "order); 95 % interval and two-sided p from a paired bootstrap over dev examples ("
-       << comparisons[0]["resamples"].get<int64_t>() + comparisons[0]["dropped_resamples"].get<int64_t>()
-       << " resamples, the same draw for both variants and every seed). p (Holm) is adjusted for the "
-       << comparisons.size() << " comparisons of this table; significant = p (Holm) ≤ 0.05.\n\n"
-       << "| variant | task | seeds | Δ | 95 % interval | p | p (Holm) | verdict |\n"
-          "|---|---|---:|---:|---|---:|---:|---|\n";
+       << draws << " resamples, the same draw for both variants and every seed; p = 2·(k + 1)/(B + 1), so the "
+       << "smallest attainable p is " << p_cell(metrics::smallest_bootstrap_p(draws)) << ")";
+    if (has_ar)
+      md << "; p (AR) from approximate randomisation (" << draws
+         << " trials swapping the two variants' predictions per example, (k + 1)/(R + 1), smallest attainable "
+         << p_cell(1.0 / static_cast<double>(draws + 1)) << ")";
+    md << ". p (Holm) adjusts the bootstrap p for the " << comparisons.size()
+       << " comparisons of this table; significant = p (Holm) ≤ 0.05.\n\n"
+       << "| variant | task | seeds | Δ | 95 % interval | p | " << (has_ar ? "p (AR) | " : "") << "p (Holm) | verdict |\n"
+       << "|---|---|---:|---:|---|---:|" << (has_ar ? "---:|" : "") << "---:|---|\n";
     std::vector<std::string> significant;
     for (const auto& c : comparisons) {
       const bool has_p = c["p"].is_number();
       md << "| " << c["variant"].get<std::string>() << " | " << c["task"].get<std::string>() << " | "
          << c["seeds"].size() << " | " << fmt("%+.1f", 100 * c["difference"].get<double>()) << " | ["
          << fmt("%+.1f", 100 * c["low"].get<double>()) << ", " << fmt("%+.1f", 100 * c["high"].get<double>()) << "] | "
-         << (has_p ? p_cell(c["p"].get<double>()) : "n/a") << " | " << p_cell(c["p_holm"].get<double>()) << " | "
-         << comparison_verdict(c) << " |\n";
+         << (has_p ? p_cell(c["p"].get<double>()) : "n/a") << " | ";
+      if (has_ar)
+        md << (c["p_randomisation"].is_number() ? p_cell(c["p_randomisation"].get<double>()) : "n/a") << " | ";
+      md << p_cell(c["p_holm"].get<double>()) << " | " << comparison_verdict(c) << " |\n";
       if (c["significant"].get<bool>())
         significant.push_back(c["variant"].get<std::string>() + " is " + comparison_verdict(c) + " than " + ref +
                               " on " + c["task"].get<std::string>() + " (" +

@@ -34,7 +34,7 @@ struct PaperReportOptions {
   std::vector<std::string> variants;  // empty = pretrain/* sub-folders (kPaperVariants order first)
   std::vector<std::pair<std::string, std::string>> meta;  // shown above the table (scale, command, machine)
   std::string reference = "absolute";  // the variant every other one is compared with (paired tests)
-  int64_t resamples = 2000;            // bootstrap resamples per paired comparison
+  int64_t resamples = 10000;           // bootstrap resamples (and randomisation trials) per paired comparison
 };
 
 // Median and sample standard deviation (n − 1; 0 for one value) of `values` (not empty).

@@ -2,7 +2,11 @@
 // lengths (length extrapolation, src/train/length_eval.h), e.g.
 //   tisa-train eval-mlm --model runs/tisa/final --dataset data/datasets/small --seq-lengths 128,256,512
 // Lengths an absolute position table cannot hold are reported as "n/a: absolute table has P rows".
-// --output writes {"model", "dataset", "split", "position", "positional_parameters", "lengths": [...]}.
+// Masking: by default the model's own pretraining settings (data.masked_lm_prob, data.max_ngram,
+// recorded in its tisa_identity.json), so that the 1× column repeats the run's validation figure;
+// --masked-lm-prob / --max-ngram change them; a folder without the record uses SPEC §5's 0.15 and
+// 3, saying so. --output writes {"model", "dataset", "split", "masked_lm_prob", "max_ngram",
+// "masking_from", "position", "positional_parameters", "lengths": [...]}.
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
@@ -31,6 +35,8 @@ struct EvalMlmArgs {
   train::LengthEvalOptions options;
   int64_t seed = 12345;
   int64_t threads = 0;
+  double masked_lm_prob = -1;  // < 0: not given (the model's record decides)
+  int64_t max_ngram = -1;
   bool bf16 = false;
 };
 
@@ -53,6 +59,25 @@ std::vector<int64_t> parse_lengths(const std::string& text) {
   return out;
 }
 
+// Sets the masking options: the flags, else the model's pretraining record, else SPEC §5's
+// defaults. Returns where they came from ("flags", "model", "defaults"; "model+flags" when mixed).
+std::string choose_masking(EvalMlmArgs& a, const std::optional<data::ModelIdentity>& identity) {
+  const auto& record = identity ? identity->masking : std::nullopt;
+  const bool prob_given = a.masked_lm_prob >= 0, ngram_given = a.max_ngram >= 0;
+  const data::MaskingRecord fallback;
+  a.options.masked_lm_prob = prob_given ? a.masked_lm_prob : (record ? record->masked_lm_prob : fallback.masked_lm_prob);
+  a.options.max_ngram = ngram_given ? a.max_ngram : (record ? record->max_ngram : fallback.max_ngram);
+  std::string from = prob_given && ngram_given ? "flags" : record ? "model" : "defaults";
+  if ((prob_given || ngram_given) && from != "flags") from += "+flags";
+  if (!record && !(prob_given && ngram_given))
+    spdlog::warn("[eval-mlm] {} records no pretraining masking: using masked_lm_prob {} and max_ngram {} (set "
+                 "--masked-lm-prob and --max-ngram to the run's data.masked_lm_prob and data.max_ngram)",
+                 a.model_dir, a.options.masked_lm_prob, a.options.max_ngram);
+  spdlog::info("[eval-mlm] masking: masked_lm_prob {}, n-grams up to {} (from {})", a.options.masked_lm_prob,
+               a.options.max_ngram, from);
+  return from;
+}
+
 void run_eval_mlm(EvalMlmArgs& a) {
   a.options.seq_lengths = parse_lengths(a.lengths);
   a.options.seed = static_cast<uint64_t>(a.seed);
@@ -67,9 +92,11 @@ void run_eval_mlm(EvalMlmArgs& a) {
     throw Error(a.model_dir + " is a " + loaded.config.architecture +
                 " checkpoint; eval-mlm needs a pretraining model (AlbertForPreTraining, e.g. <run>/final)");
   auto dataset = std::make_shared<const data::PretrainDataset>(a.dataset_dir);
-  data::check_same_tokenizer(data::verified_model_identity(a.model_dir), a.model_dir,
+  const auto identity = data::verified_model_identity(a.model_dir);
+  data::check_same_tokenizer(identity, a.model_dir,
                              dataset->header().tokenizer.identity, dataset->header().tokenizer_files,
                              "the dataset " + a.dataset_dir);
+  const std::string masking_from = choose_masking(a, identity);
   const auto& cfg = loaded.config.model;
   auto rows = train::evaluate_lengths(loaded.pretraining, cfg, dataset, a.options, device);
   std::printf("%s (%s split of %s)\n%s", a.model_dir.c_str(), a.options.split.c_str(), a.dataset_dir.c_str(),
@@ -81,6 +108,8 @@ void run_eval_mlm(EvalMlmArgs& a) {
                           {"split", a.options.split},
                           {"seed", a.seed},
                           {"masked_lm_prob", a.options.masked_lm_prob},
+                          {"max_ngram", a.options.max_ngram},
+                          {"masking_from", masking_from},
                           {"position", config::model_config_to_json(cfg)["position"]},
                           {"max_position_embeddings", cfg.max_position_embeddings},
                           {"positional_parameters", model::positional_parameter_count(cfg)},
@@ -106,8 +135,12 @@ void add_eval_mlm_command(CLI::App& app) {
       ->check(integer_at_least(a->options.batch_size, 1));
   cmd->add_option("--max-batches", a->options.max_batches, "batches per length (0 = the whole split)")
       ->check(integer_at_least(a->options.max_batches, 0));
-  cmd->add_option("--masked-lm-prob", a->options.masked_lm_prob, "share of tokens masked at every length")
+  cmd->add_option("--masked-lm-prob", a->masked_lm_prob,
+                  "share of tokens masked at every length (default: the model's pretraining data.masked_lm_prob)")
       ->check(CLI::Range(0.001, 0.999));
+  cmd->add_option("--max-ngram", a->max_ngram,
+                  "longest masked n-gram of whole words (default: the model's pretraining data.max_ngram)")
+      ->check(integer_at_least(a->max_ngram, 1));
   cmd->add_option("--seed", a->seed, "seed of the examples and masks (same for every model)")
       ->check(integer_at_least(a->seed, 0));
   cmd->add_option("--device", a->device, "cpu or cuda")->check(device_name());

@@ -23,7 +23,7 @@ namespace {
 
 struct ReportArgs {
   std::string dir, out_md, out_json, out_figure, variants, reference = "absolute";
-  int64_t resamples = 2000;
+  int64_t resamples = 10000;
   std::vector<std::string> meta;
   bool allow_incomplete = false;
 };
@@ -90,7 +90,7 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--figure", a->out_figure, "SVG file: the paired differences from --reference per task");
   cmd->add_option("--reference", a->reference, "variant the others are compared with (paired bootstrap)")
       ->capture_default_str();
-  cmd->add_option("--resamples", a->resamples, "bootstrap resamples per comparison")
+  cmd->add_option("--resamples", a->resamples, "bootstrap resamples and randomisation trials per comparison")
       ->capture_default_str()
       ->check(integer_between(a->resamples, 100, 1000000));
   cmd->add_option("--meta", a->meta, "KEY=VALUE shown above the table, e.g. scale=small (repeatable)");

@@ -14,11 +14,12 @@
 namespace tisa::data {
 
 void write_model_identity(const std::string& model_dir, const std::string& tokenizer_identity,
-                          const std::string& dataset_identity) {
-  const nlohmann::json j = {
+                          const std::string& dataset_identity, const std::optional<MaskingRecord>& masking) {
+  nlohmann::json j = {
       {"format", 1},
       {"tokenizer", {{"identity", tokenizer_identity}, {"files", tokenizer_file_hashes(model_dir)}}},
       {"dataset", dataset_identity}};
+  if (masking) j["masking"] = {{"masked_lm_prob", masking->masked_lm_prob}, {"max_ngram", masking->max_ngram}};
   fs::write_file_atomic(model_dir + "/" + kModelIdentityName, j.dump(2) + "\n");
 }
 
@@ -31,6 +32,9 @@ std::optional<ModelIdentity> read_model_identity(const std::string& model_dir) {
     id.tokenizer = j.at("tokenizer").at("identity").get<std::string>();
     id.tokenizer_files = j.at("tokenizer").at("files").get<std::map<std::string, std::string>>();
     id.dataset = j.at("dataset").get<std::string>();
+    if (j.contains("masking"))
+      id.masking = MaskingRecord{j.at("masking").at("masked_lm_prob").get<double>(),
+                                 j.at("masking").at("max_ngram").get<int64_t>()};
     return id;
   } catch (const nlohmann::json::exception& e) {
     throw Error(path + ": expected {\"tokenizer\": {\"identity\", \"files\"}, \"dataset\"} (" + e.what() +

@@ -73,20 +73,29 @@ double seed_mean_difference(const MetricFn& metric, const std::vector<std::vecto
   return sum / static_cast<double>(a.size());
 }
 
+// The checks shared by the paired tests: seeds paired, one prediction per label, enough draws.
+void check_paired_inputs(const char* test, const std::vector<std::vector<double>>& a,
+                         const std::vector<std::vector<double>>& b, const std::vector<double>& labels, int64_t draws) {
+  const std::string name = test;
+  if (a.empty() || a.size() != b.size())
+    throw Error(name + ": expected the same number (> 0) of seeds for both variants, got " +
+                std::to_string(a.size()) + " and " + std::to_string(b.size()));
+  if (labels.empty()) throw Error(name + ": no examples");
+  for (size_t s = 0; s < a.size(); ++s)
+    if (a[s].size() != labels.size() || b[s].size() != labels.size())
+      throw Error(name + ": seed " + std::to_string(s) + " has " + std::to_string(a[s].size()) + " and " +
+                  std::to_string(b[s].size()) + " predictions for " + std::to_string(labels.size()) + " labels");
+  if (draws < 100) throw Error(name + ": at least 100 resamples needed, got " + std::to_string(draws));
+}
+
 }  // namespace
+
+double smallest_bootstrap_p(int64_t resamples) { return std::min(1.0, 2.0 / static_cast<double>(resamples + 1)); }
 
 PairedBootstrapResult paired_bootstrap(const MetricFn& metric, const std::vector<std::vector<double>>& a,
                                        const std::vector<std::vector<double>>& b, const std::vector<double>& labels,
                                        int64_t resamples, uint64_t rng_seed) {
-  if (a.empty() || a.size() != b.size())
-    throw Error("paired_bootstrap: expected the same number (> 0) of seeds for both variants, got " +
-                std::to_string(a.size()) + " and " + std::to_string(b.size()));
-  if (labels.empty()) throw Error("paired_bootstrap: no examples");
-  for (size_t s = 0; s < a.size(); ++s)
-    if (a[s].size() != labels.size() || b[s].size() != labels.size())
-      throw Error("paired_bootstrap: seed " + std::to_string(s) + " has " + std::to_string(a[s].size()) + " and " +
-                  std::to_string(b[s].size()) + " predictions for " + std::to_string(labels.size()) + " labels");
-  if (resamples < 100) throw Error("paired_bootstrap: at least 100 resamples needed, got " + std::to_string(resamples));
+  check_paired_inputs("paired_bootstrap", a, b, labels, resamples);
 
   const size_t n = labels.size();
   PairedBootstrapResult r;
@@ -120,7 +129,47 @@ PairedBootstrapResult paired_bootstrap(const MetricFn& metric, const std::vector
   const double m = static_cast<double>(diffs.size());
   const double at_most_zero = static_cast<double>(std::upper_bound(diffs.begin(), diffs.end(), 0.0) - diffs.begin());
   const double at_least_zero = static_cast<double>(diffs.end() - std::lower_bound(diffs.begin(), diffs.end(), 0.0));
-  r.p_value = std::min(1.0, 2.0 * std::min(at_most_zero, at_least_zero) / m);
+  r.p_value = std::min(1.0, 2.0 * (std::min(at_most_zero, at_least_zero) + 1.0) / (m + 1.0));
+  return r;
+}
+
+RandomisationResult approximate_randomisation(const MetricFn& metric, const std::vector<std::vector<double>>& a,
+                                              const std::vector<std::vector<double>>& b,
+                                              const std::vector<double>& labels, int64_t trials, uint64_t rng_seed) {
+  check_paired_inputs("approximate_randomisation", a, b, labels, trials);
+  const size_t n = labels.size();
+  RandomisationResult r;
+  std::vector<size_t> rows(n);
+  std::iota(rows.begin(), rows.end(), size_t{0});
+  std::vector<double> pa, pb, pl;
+  r.difference = seed_mean_difference(metric, a, b, labels, rows, pa, pb, pl);
+  const double observed = std::abs(r.difference);
+  // Differences that equal the observed one up to rounding count as "at least as large".
+  const double tie = 1e-12 * std::max(1.0, observed);
+  std::vector<std::vector<double>> sa = a, sb = b;
+  std::mt19937_64 rng(rng_seed);
+  int64_t extreme = 0;
+  for (int64_t k = 0; k < trials; ++k) {
+    for (size_t i = 0; i < n; i += 64) {
+      const uint64_t bits = rng();  // one bit per example: swap the variants there
+      for (size_t j = i; j < std::min(n, i + 64); ++j) {
+        const bool swap = (bits >> (j - i)) & 1u;
+        for (size_t s = 0; s < a.size(); ++s) {
+          sa[s][j] = swap ? b[s][j] : a[s][j];
+          sb[s][j] = swap ? a[s][j] : b[s][j];
+        }
+      }
+    }
+    const double d = seed_mean_difference(metric, sa, sb, labels, rows, pa, pb, pl);
+    if (!std::isfinite(d)) {
+      ++r.dropped;
+      continue;
+    }
+    ++r.trials;
+    if (std::abs(d) >= observed - tie) ++extreme;
+  }
+  r.p_value = r.trials == 0 ? std::nan("")
+                            : static_cast<double>(extreme + 1) / static_cast<double>(r.trials + 1);
   return r;
 }
 

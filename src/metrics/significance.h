@@ -41,7 +41,10 @@ struct PairedBootstrapResult {
   double difference = 0;   // mean over seeds of metric(b) − metric(a) on the full evaluation set
   double low = 0;          // 2.5 % percentile of the resampled differences
   double high = 0;         // 97.5 % percentile
-  double p_value = 1;      // two-sided: 2 · min(P(d ≤ 0), P(d ≥ 0)) over resamples, at most 1
+  // Two-sided, smoothed so that it is never 0: min(1, 2·(min(#d ≤ 0, #d ≥ 0) + 1) / (B + 1)) over
+  // the B finite resamples (Davison & Hinkley 1997, §4.2). The smallest attainable value is
+  // 2 / (B + 1) (smallest_p_value).
+  double p_value = 1;
   int64_t resamples = 0;   // resamples with a finite difference (degenerate ones are dropped)
   int64_t dropped = 0;     // resamples whose metric was not finite
   size_t seeds = 0;
@@ -54,7 +57,28 @@ struct PairedBootstrapResult {
 // reproducible. Throws tisa::Error on size mismatches, no seeds, or resamples < 100.
 PairedBootstrapResult paired_bootstrap(const MetricFn& metric, const std::vector<std::vector<double>>& a,
                                        const std::vector<std::vector<double>>& b, const std::vector<double>& labels,
-                                       int64_t resamples = 2000, uint64_t rng_seed = 20210801);
+                                       int64_t resamples = 10000, uint64_t rng_seed = 20210801);
+
+// The smallest two-sided p-value that paired_bootstrap can report from `resamples` resamples.
+double smallest_bootstrap_p(int64_t resamples);
+
+struct RandomisationResult {
+  double difference = 0;  // mean over seeds of metric(b) − metric(a) on the full evaluation set
+  // (#{|d_shuffled| ≥ |d|} + 1) / (R + 1) over the R trials with a finite difference; the
+  // smallest attainable value is 1 / (R + 1).
+  double p_value = 1;
+  int64_t trials = 0;   // trials with a finite difference
+  int64_t dropped = 0;  // trials whose metric was not finite
+};
+
+// Approximate randomisation (Noreen 1989; Riezler & Maxwell 2005) of b against a: under the null
+// hypothesis the two variants' predictions of an example are exchangeable, so each trial swaps
+// them on every example with probability 1/2 (the same swaps for every seed) and recomputes the
+// seed-mean difference. Same inputs, errors and generator discipline as paired_bootstrap.
+RandomisationResult approximate_randomisation(const MetricFn& metric, const std::vector<std::vector<double>>& a,
+                                              const std::vector<std::vector<double>>& b,
+                                              const std::vector<double>& labels, int64_t trials = 10000,
+                                              uint64_t rng_seed = 20210801);
 
 // Holm–Bonferroni adjusted p-values (same order as the input, each in [0, 1]): reject H_i at level
 // α when adjusted[i] ≤ α; controls the family-wise error rate for any dependence between tests.

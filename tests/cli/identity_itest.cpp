@@ -98,10 +98,32 @@ TEST_F(IdentityITest, EveryHandOverComparesIdentities) {
             0);
   EXPECT_NE(tisa::fs::read_file(tmp_ + "/evalmlm.log").find("was tokenised with"), std::string::npos)
       << tisa::fs::read_file(tmp_ + "/evalmlm.log");
-  ASSERT_EQ(tisa_train("eval-mlm --model " + run + "/final --dataset " + ds + " --seq-lengths 32 --max-batches 1",
+  ASSERT_EQ(tisa_train("eval-mlm --model " + run + "/final --dataset " + ds + " --seq-lengths 32 --max-batches 1" +
+                           " --output " + tmp_ + "/length.json",
                        tmp_ + "/evalmlm_ok.log"),
             0)
       << tisa::fs::read_file(tmp_ + "/evalmlm_ok.log");
+  // Issue 31: eval-mlm masks as the run pretrained (its data.masked_lm_prob and data.max_ngram,
+  // recorded with the model) unless a flag changes it, and says which it used.
+  {
+    const auto record = nlohmann::json::parse(tisa::fs::read_file(run + "/final/tisa_identity.json"))["masking"];
+    const std::string run_config = tisa::fs::read_file(run + "/config.yaml");
+    EXPECT_NE(run_config.find("max_ngram: " + std::to_string(record["max_ngram"].get<int64_t>())), std::string::npos)
+        << record.dump() << "\n" << run_config;
+    const auto length = nlohmann::json::parse(tisa::fs::read_file(tmp_ + "/length.json"));
+    EXPECT_EQ(length["masked_lm_prob"], record["masked_lm_prob"]);
+    EXPECT_EQ(length["max_ngram"], record["max_ngram"]);
+    EXPECT_EQ(length["masking_from"], "model");
+    ASSERT_EQ(tisa_train("eval-mlm --model " + run + "/final --dataset " + ds + " --seq-lengths 32 --max-batches 1" +
+                             " --max-ngram 1 --output " + tmp_ + "/length1.json",
+                         tmp_ + "/evalmlm_flag.log"),
+              0)
+        << tisa::fs::read_file(tmp_ + "/evalmlm_flag.log");
+    const auto flagged = nlohmann::json::parse(tisa::fs::read_file(tmp_ + "/length1.json"));
+    EXPECT_EQ(flagged["max_ngram"], 1);
+    EXPECT_EQ(flagged["masked_lm_prob"], record["masked_lm_prob"]);
+    EXPECT_EQ(flagged["masking_from"], "model+flags");
+  }
 
   // glue --init of a model folder whose spiece.model was replaced by another tokenizer: refused.
   const std::string swapped = tmp_ + "/swapped";

@@ -1,5 +1,6 @@
-// Confidence intervals, paired bootstrap and Holm's correction (metrics/significance.h):
-// hand-computed values, the normal approximation the bootstrap must agree with, and properties
+// Confidence intervals, paired bootstrap, approximate randomisation and Holm's correction
+// (metrics/significance.h): hand-computed values, the normal approximation the bootstrap and the
+// exact sign test the randomisation must agree with, the smoothed p-values' floor, and properties
 // (determinism, antisymmetry, degenerate samples).
 #include <gtest/gtest.h>
 
@@ -111,6 +112,57 @@ TEST(PairedBootstrap, DeterministicAndAntisymmetric) {
   EXPECT_GT(r1.p_value, 0.05);
   EXPECT_LT(r1.low, 0);
   EXPECT_GT(r1.high, 0);
+}
+
+// b is right on 200 examples where a is wrong and never the other way: every resample favours b,
+// and the p-value is the smallest the resamples can resolve, 2/(B + 1), not 0.
+TEST(PairedBootstrap, PValueIsSmoothedNeverZero) {
+  const auto p = make_pair_case(1000, 0, 200, 600);
+  const auto r = m::paired_bootstrap(accuracy_of, {p.a}, {p.b}, p.labels, 999, 5);
+  EXPECT_EQ(r.resamples, 999);
+  EXPECT_DOUBLE_EQ(r.p_value, 2.0 / 1000.0);
+  EXPECT_DOUBLE_EQ(m::smallest_bootstrap_p(999), 2.0 / 1000.0);
+  EXPECT_GT(r.p_value, 0);
+}
+
+// Two-sided exact sign test on `discordant` pairs of which `b_wins` favour b: what approximate
+// randomisation estimates for accuracy (swapping a concordant pair changes nothing).
+double exact_sign_test(int n, int b_wins) {
+  const int k = std::min(b_wins, n - b_wins);
+  double tail = 0;
+  for (int i = 0; i <= k; ++i)
+    tail += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) - n * std::log(2.0));
+  return std::min(1.0, 2 * tail);
+}
+
+// 70 discordant examples, 40 for b and 30 for a: the exact sign test gives p = 0.282; 10,000
+// trials estimate it within a few Monte Carlo standard errors (√(p(1 − p)/R) = 0.0045).
+TEST(ApproximateRandomisation, AgreesWithTheExactSignTest) {
+  const auto p = make_pair_case(300, 30, 40, 150);
+  const auto r = m::approximate_randomisation(accuracy_of, {p.a}, {p.b}, p.labels, 10000, 13);
+  const double exact = exact_sign_test(70, 40);
+  EXPECT_NEAR(exact, 0.282, 0.0005);
+  EXPECT_NEAR(r.p_value, exact, 0.015);
+  EXPECT_NEAR(r.difference, 10.0 / 300.0, 1e-12);
+  EXPECT_EQ(r.trials, 10000);
+  // A clear difference reaches the floor (k + 1)/(R + 1), never 0.
+  const auto clear = make_pair_case(1000, 0, 200, 600);
+  const auto c = m::approximate_randomisation(accuracy_of, {clear.a}, {clear.b}, clear.labels, 999, 13);
+  EXPECT_DOUBLE_EQ(c.p_value, 1.0 / 1000.0);
+}
+
+TEST(ApproximateRandomisation, IdenticalPredictionsDeterministicAndSymmetric) {
+  const auto same = make_pair_case(200, 0, 0, 120);
+  EXPECT_EQ(m::approximate_randomisation(accuracy_of, {same.a, same.a}, {same.b, same.b}, same.labels, 500).p_value, 1);
+  const auto p = make_pair_case(300, 30, 40, 150);
+  const auto r1 = m::approximate_randomisation(accuracy_of, {p.a, p.b}, {p.b, p.a}, p.labels, 800, 3);
+  const auto r2 = m::approximate_randomisation(accuracy_of, {p.a, p.b}, {p.b, p.a}, p.labels, 800, 3);
+  EXPECT_EQ(r1.p_value, r2.p_value);
+  const auto a1 = m::approximate_randomisation(accuracy_of, {p.a}, {p.b}, p.labels, 800, 3);
+  const auto swapped = m::approximate_randomisation(accuracy_of, {p.b}, {p.a}, p.labels, 800, 3);
+  EXPECT_EQ(swapped.p_value, a1.p_value);
+  EXPECT_NEAR(swapped.difference, -a1.difference, 1e-15);
+  EXPECT_THROW(m::approximate_randomisation(accuracy_of, {{1, 0}}, {{1}}, {1, 0}), tisa::Error);
 }
 
 // Correlations of constant resamples are NaN; those resamples are dropped and counted.

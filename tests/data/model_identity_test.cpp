@@ -41,6 +41,18 @@ TEST(ModelIdentity, RecordsAndVerifiesTheTokenizerFiles) {
       << e;
 }
 
+// Pretraining folders also record how the MLM targets were drawn; older records have none.
+TEST(ModelIdentity, RecordsThePretrainingMasking) {
+  const std::string dir = test::make_temp_dir("model_id_masking");
+  data::write_model_identity(dir, "sentencepiece-aaaa-lc", "dataset-1111", data::MaskingRecord{0.2, 1});
+  const auto id = data::read_model_identity(dir);
+  ASSERT_TRUE(id && id->masking);
+  EXPECT_EQ(id->masking->masked_lm_prob, 0.2);
+  EXPECT_EQ(id->masking->max_ngram, 1);
+  data::write_model_identity(dir, "sentencepiece-aaaa-lc", "dataset-1111");
+  EXPECT_FALSE(data::read_model_identity(dir)->masking);
+}
+
 TEST(ModelIdentity, DataOfAnotherTokenizerIsRefused) {
   const std::string dir = test::make_temp_dir("model_id_data");
   fs::write_file_atomic(dir + "/spiece.model", "30,000 pieces");

@@ -98,6 +98,12 @@ TEST(PaperReport, CollectsAndFormats) {
   json tisa_len = {{"lengths",
                     {{{"seq_length", 512}, {"available", true}, {"mlm_loss", 2.25}, {"mlm_accuracy", 0.55}, {"sop_accuracy", 0.8}},
                      {{"seq_length", 1024}, {"available", true}, {"mlm_loss", 2.75}, {"mlm_accuracy", 0.45}, {"sop_accuracy", 0.7}}}}};
+  // eval-mlm records how it masked; both variants used their pretraining's settings.
+  for (json* l : {&abs_len, &tisa_len}) {
+    (*l)["masked_lm_prob"] = 0.15;
+    (*l)["max_ngram"] = 1;
+    (*l)["masking_from"] = "model";
+  }
   fs::create_directories(dir + "/length");
   fs::write_file_atomic(dir + "/length/absolute.json", abs_len.dump());
   fs::write_file_atomic(dir + "/length/tisa.json", tisa_len.dump());
@@ -168,6 +174,9 @@ TEST(PaperReport, CollectsAndFormats) {
       << md;
   EXPECT_NE(md.find("| tisa | tisa (S=5, per layer) | 2,160 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| L=512 (1×) | L=1024 (2×) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("(no short sequences; 15 % of tokens masked, single words, as in pretraining)"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("2.250 / 55.0 / 80.0"), std::string::npos) << md;
   EXPECT_NE(md.find("| none | none | 0 | — | — | — | — | — |"), std::string::npos) << md;
   EXPECT_NE(md.find("| absolute | 20 | 3.000 | 30.0 | 70.0 |"), std::string::npos) << md;
@@ -183,6 +192,15 @@ TEST(PaperReport, CollectsAndFormats) {
   EXPECT_LT(cmp[0]["high"].get<double>(), 0);
   EXPECT_LT(cmp[0]["p_holm"].get<double>(), 0.01);
   EXPECT_TRUE(cmp[0]["significant"].get<bool>());
+  // Smoothed p-values: never 0, at least the floor the draws can resolve, stated beside the table.
+  const int64_t draws = cmp[0]["resamples"].get<int64_t>();
+  EXPECT_EQ(draws, 10000);
+  EXPECT_GE(cmp[0]["p"].get<double>(), 2.0 / (draws + 1));
+  EXPECT_GE(cmp[0]["p_randomisation"].get<double>(), 1.0 / (draws + 1));
+  EXPECT_LT(cmp[0]["p_randomisation"].get<double>(), 0.01);
+  EXPECT_EQ(cmp[0]["randomisation_trials"], draws);
+  EXPECT_NE(md.find("smallest attainable p is 2.0e-04"), std::string::npos) << md;
+  EXPECT_NE(md.find("| p | p (AR) | p (Holm) | verdict |"), std::string::npos) << md;
   EXPECT_NE(md.find("| tisa | RTE | 3 | -16.3 | ["), std::string::npos) << md;
   EXPECT_NE(md.find("tisa is worse than absolute on RTE (-16.3"), std::string::npos) << md;
   EXPECT_NEAR(v[0]["glue"]["RTE"]["ci95"].get<double>(), 4.303 * 0.01 / std::sqrt(3.0), 1e-12);
