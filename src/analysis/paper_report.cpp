@@ -380,6 +380,39 @@ json paired_comparisons(const std::string& dir, const json& variants, const std:
   return list;
 }
 
+// ------------------------------------------------------------------ baselines
+// Per task, the score of always predicting the dev set's most frequent label (ties: the smallest)
+// in the task's main metric — null where the metric is undefined for a constant prediction (the
+// correlations of STS-B) — and, per variant, the seeds whose predictions are one class (or one
+// value) for every dev example: a fine-tuning that learnt nothing.
+json task_baselines_and_constant_seeds(const std::string& dir, json& variants, const std::vector<std::string>& tasks) {
+  json baselines = json::object();
+  for (const auto& task : tasks)
+    for (auto& v : variants) {
+      if (!v["glue"].contains(task)) continue;
+      const TaskPredictions p = read_task_predictions(dir, v["name"].get<std::string>(), task, v["glue"][task]);
+      if (p.by_seed.empty()) continue;
+      json constant = json::array();
+      for (const auto& [seed, predictions] : p.by_seed)
+        if (std::all_of(predictions.begin(), predictions.end(), [&](double x) { return x == predictions.front(); }))
+          constant.push_back(seed);
+      v["glue"][task]["constant_seeds"] = constant;
+      if (baselines.contains(task)) continue;
+      std::map<double, int64_t> counts;
+      for (double l : p.labels) ++counts[l];
+      double majority = counts.begin()->first;
+      for (const auto& [label, n] : counts)
+        if (n > counts[majority]) majority = label;
+      const double score =
+          metrics::glue_compute_metrics(p.metrics_task, std::vector<double>(p.labels.size(), majority), p.labels)
+              .get(p.main_metric);
+      baselines[task] = {{"metric", p.main_metric}, {"majority_label", majority},
+                         {"majority_share", static_cast<double>(counts[majority]) / static_cast<double>(p.labels.size())},
+                         {"score", std::isfinite(score) ? json(score) : json()}, {"examples", p.labels.size()}};
+    }
+  return baselines;
+}
+
 std::string comparison_verdict(const json& c) {
   if (!c["significant"].get<bool>()) return "no significant difference";
   return c["difference"].get<double>() > 0 ? "better" : "worse";
@@ -449,6 +482,7 @@ json collect_paper_results(const PaperReportOptions& options) {
   out["variants"] = list;
   out["reference"] = options.reference;
   out["comparisons"] = paired_comparisons(options.dir, list, tasks, options.reference, options.resamples);
+  out["baselines"] = task_baselines_and_constant_seeds(options.dir, out["variants"], tasks);
   return out;
 }
 
@@ -471,8 +505,10 @@ std::string paper_results_markdown(const json& results) {
   md << "## Summary\n\nGLUE dev: main metric ×100 (CoLA mcc, STS-B (Pearson+Spearman)/2, MRPC acc/F1 mean, "
         "else accuracy), mean ± half-width of the 95 % confidence interval over "
      << max_seeds << " seed" << (max_seeds == 1 ? "" : "s")
-     << " (Student's t); average = the same over the per-seed means over tasks. Length columns: MLM loss on the "
-        "validation split at each sequence length (lower is better).\n\n";
+     << " (Student's t); average = the same over the per-seed means over tasks. \"majority class\": the score of "
+        "predicting the dev set's most frequent label for every example (undefined for correlations); \"k "
+        "one-class\": k seeds predicted a single class (or value) for every dev example. Length columns: MLM loss on "
+        "the validation split at each sequence length (lower is better).\n\n";
   md << "| variant | position | positional params |";
   for (const auto& t : tasks) md << " " << t << " |";
   md << " GLUE avg |";
@@ -480,11 +516,27 @@ std::string paper_results_markdown(const json& results) {
   md << "\n|---|---|---:|";
   for (size_t i = 0; i < tasks.size() + 1 + lengths.size(); ++i) md << "---:|";
   md << "\n";
+  const json baselines = results.value("baselines", json::object());
+  if (!baselines.empty()) {
+    md << "| majority class | — | — |";
+    for (const auto& t : tasks) {
+      const json b = baselines.value(t, json());
+      md << " " << (b.is_null() ? "—" : b["score"].is_number() ? fmt("%.1f", 100 * b["score"].get<double>()) : "undefined")
+         << " |";
+    }
+    md << " — |";
+    for (size_t i = 0; i < lengths.size(); ++i) md << " — |";
+    md << "\n";
+  }
   for (const auto& v : variants) {
     md << "| " << v["name"].get<std::string>() << " | " << v.value("position", "—") << " | "
        << (v.contains("positional_parameters") ? with_thousands(v["positional_parameters"].get<int64_t>()) : "—")
        << " |";
-    for (const auto& t : tasks) md << " " << stats_cell(v["glue"].contains(t) ? v["glue"][t] : json()) << " |";
+    for (const auto& t : tasks) {
+      const json g = v["glue"].contains(t) ? v["glue"][t] : json();
+      const size_t constant = g.is_object() && g.contains("constant_seeds") ? g["constant_seeds"].size() : 0;
+      md << " " << stats_cell(g) << (constant ? " (" + std::to_string(constant) + " one-class)" : "") << " |";
+    }
     md << " " << stats_cell(v.value("glue_average", json())) << " |";
     for (int64_t L : lengths) {
       const json* r = length_row(v, L);
@@ -595,7 +647,8 @@ std::string paper_results_markdown(const json& results) {
   }
 
   if (!tasks.empty()) {
-    md << "\n## GLUE per seed\n\n| variant | task | metric | seeds | values (×100) |\n|---|---|---|---|---|\n";
+    md << "\n## GLUE per seed\n\n* = the seed predicts one class (or value) for every dev example.\n\n"
+          "| variant | task | metric | seeds | values (×100) |\n|---|---|---|---|---|\n";
     for (const auto& v : variants)
       for (const auto& t : tasks) {
         if (!v["glue"].contains(t)) continue;
@@ -604,6 +657,8 @@ std::string paper_results_markdown(const json& results) {
         for (size_t i = 0; i < g["values"].size(); ++i) {
           seeds += (i ? "," : "") + std::to_string(g["seeds"][i].get<int64_t>());
           values += (i ? ", " : "") + fmt("%.1f", 100 * g["values"][i].get<double>());
+          const json constant = g.value("constant_seeds", json::array());
+          if (std::find(constant.begin(), constant.end(), g["seeds"][i]) != constant.end()) values += "*";
         }
         md << "| " << v["name"].get<std::string>() << " | " << t << " | " << g["main_metric"].get<std::string>()
            << " | " << seeds << " | " << values << " |\n";

@@ -222,6 +222,45 @@ TEST(PaperReport, CollectsAndFormats) {
   }
 }
 
+// Issue 31: each task's majority-class score beside the variants, and seeds whose predictions are
+// one class marked in the table and in results.json.
+TEST(PaperReport, BaselinesAndOneClassSeeds) {
+  const std::string dir = test::make_temp_dir("paper_report_baselines");
+  write_variant(dir, "absolute", base_model(true, "none"));
+  write_glue(dir, "absolute", "RTE", "acc", {{1, 0.85}, {2, 0.70}});
+  write_dev_predictions(dir, "absolute", "RTE", 1, 20, 3);
+  // Seed 2: label 1 for every example, of which 14 of 20 are 1 (majority share 0.7).
+  const std::string seed_dir = dir + "/glue/absolute/RTE/seed-2";
+  std::vector<double> labels(20, 1.0), predictions(20, 1.0);
+  for (size_t i = 0; i < 6; ++i) labels[i] = 0.0;
+  json split = {{"split", "dev"}, {"metrics_task", "rte"}, {"metrics", {"acc"}}, {"labels", labels},
+                {"predictions", predictions}};
+  fs::create_directories(seed_dir);
+  fs::write_file_atomic(seed_dir + "/dev_predictions.json", json({{"task", "RTE"}, {"splits", json::array({split})}}).dump());
+  // Seed 1's labels must be the same dev set: rewrite them to seed 2's.
+  {
+    const std::string path = dir + "/glue/absolute/RTE/seed-1/dev_predictions.json";
+    json f = json::parse(fs::read_file(path));
+    std::vector<double> p1 = labels;
+    for (size_t i = 0; i < 3; ++i) p1[i] = 1.0 - p1[i];
+    f["splits"][0]["labels"] = labels;
+    f["splits"][0]["predictions"] = p1;
+    fs::write_file_atomic(path, f.dump());
+  }
+  PaperReportOptions o;
+  o.dir = dir;
+  o.variants = {"absolute"};
+  const json r = collect_paper_results(o);
+  ASSERT_TRUE(r["baselines"].contains("RTE")) << r.dump(2);
+  EXPECT_DOUBLE_EQ(r["baselines"]["RTE"]["score"].get<double>(), 0.7);
+  EXPECT_EQ(r["baselines"]["RTE"]["majority_label"], 1.0);
+  EXPECT_EQ(r["variants"][0]["glue"]["RTE"]["constant_seeds"], json({2}));
+  const std::string md = paper_results_markdown(r);
+  EXPECT_NE(md.find("| majority class | — | — | 70.0 | — |"), std::string::npos) << md;
+  EXPECT_NE(md.find("(1 one-class)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| absolute | RTE | acc | 1,2 | 85.0, 70.0* |"), std::string::npos) << md;
+}
+
 TEST(PaperReport, ExplicitVariantsAndErrors) {
   const std::string dir = test::make_temp_dir("paper_report2");
   PaperReportOptions o;
