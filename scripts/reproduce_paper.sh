@@ -6,6 +6,7 @@
 #
 #   scripts/reproduce_paper.sh --scale smoke|small|cpu|base --glue-dir DIR [--corpus FILE...]
 #       [--out DIR] [--seeds 1,2,3] [--variants absolute,absolute_tisa,tisa,shaw,none,rope,alibi,t5,kerple_log,fire,sinusoidal]
+#       (V@K, e.g. tisa@2: a second pretraining of V with training.seed=K)
 #       [--tasks RTE,MRPC] [--set KEY=VALUE]... [--bin DIR] [--jobs N]
 #
 # Stages (each writes OUT/stages/<stage>.done only after it succeeded, so a second call resumes
@@ -89,8 +90,15 @@ fi
 THREADS=0  # 0 = LibTorch's default (every core) for one job at a time
 if ((JOBS > 1)); then THREADS=$(($(nproc) / JOBS)); ((THREADS >= 1)) || THREADS=1; fi
 IFS=, read -r -a VARIANT_LIST <<<"$VARIANTS"
+# A variant V@K (K >= 2) is V pretrained again with training.seed=K: another pretraining draw of
+# the same recipe (and its own length evaluation and fine-tunings); the report compares V and V@K
+# with the reference's matching draws in one row whose interval includes the pretraining draw.
+variant_config() { printf '%s\n' "$SCALE_DIR/${1%@*}.yaml"; }
 for v in "${VARIANT_LIST[@]}"; do
-  [ -f "$SCALE_DIR/$v.yaml" ] || die "--variants: no configs/paper/$SCALE/$v.yaml"
+  if [[ "$v" == *@* ]] && ! [[ "${v##*@}" =~ ^([2-9]|[1-9][0-9]+)$ ]]; then
+    die "--variants: '$v': a pretraining draw is written VARIANT@K with K >= 2 (e.g. tisa@2)"
+  fi
+  [ -f "$(variant_config "$v")" ] || die "--variants: no configs/paper/$SCALE/${v%@*}.yaml"
 done
 [ -n "$OUT" ] || OUT="$ROOT/runs/paper-$SCALE"
 
@@ -229,8 +237,9 @@ prepare_dataset() {
 
 pretrain() {
   local v=$1 run_dir="$OUT/pretrain/$1"
-  local args=(pretrain --config "$SCALE_DIR/$v.yaml" --set "data.dataset=$OUT/dataset"
+  local args=(pretrain --config "$(variant_config "$v")" --set "data.dataset=$OUT/dataset"
     --set "model.vocab_size=$VOCAB_SIZE" --run-dir "$run_dir")
+  [[ "$v" != *@* ]] || args+=(--set "training.seed=${v##*@}")  # pretraining draw K
   ((THREADS == 0)) || args+=(--set "training.threads=$THREADS")
   for s in "${PRETRAIN_SET[@]}"; do args+=(--set "$s"); done
   # Continue an interrupted pretraining; a folder without a checkpoint holds only the logs of a

@@ -140,6 +140,12 @@ json glue_average(const json& glue) {
   return out;
 }
 
+bool is_glue_task_name(const std::string& name) {
+  for (const auto& t : data::glue_tasks())
+    if (t.name == name) return true;
+  return false;
+}
+
 json collect_variant(const std::string& dir, const std::string& name, std::set<std::string>& tasks) {
   json v = {{"name", name}};
   json incomplete = json::array();  // what of this variant is missing or unfinished, by path under dir
@@ -175,7 +181,8 @@ json collect_variant(const std::string& dir, const std::string& name, std::set<s
   if (stdfs::is_directory(glue_dir))
     for (const auto& e : stdfs::directory_iterator(glue_dir)) {
       const auto results = e.path() / "results.json";
-      if (!e.is_directory()) continue;
+      // Task folders only: the run folder also holds the glue command's own outputs (leaderboard/).
+      if (!e.is_directory() || !is_glue_task_name(e.path().filename().string())) continue;
       const std::string where = "glue/" + name + "/" + e.path().filename().string();
       if (!stdfs::is_regular_file(results)) {
         incomplete.push_back(where + " has no results.json (unfinished)");
@@ -326,48 +333,88 @@ TaskPredictions read_task_predictions(const std::string& dir, const std::string&
   return out;
 }
 
-// Paired bootstrap of every variant against the reference, per task; p-values Holm-adjusted
-// over all comparisons in the table.
+// A variant's pretraining draw: "tisa@2" is the second pretraining of tisa (another
+// training.seed, scripts/reproduce_paper.sh), "tisa" its first.
+struct DrawName {
+  std::string base;
+  int64_t draw = 1;
+};
+DrawName draw_name(const std::string& name) {
+  const size_t at = name.rfind('@');
+  if (at == std::string::npos || at + 1 >= name.size()) return {name, 1};
+  const std::string k = name.substr(at + 1);
+  if (!std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; }) || k.size() > 6) return {name, 1};
+  return {name.substr(0, at), std::stoll(k)};
+}
+
+// Paired tests of every variant against the reference, per task; p-values Holm-adjusted over all
+// comparisons in the table. Variants with several pretraining draws (name@k) are compared as one,
+// draw k against the reference's draw k, by the nested bootstrap (pretrainings, fine-tuning seeds,
+// examples); a single draw keeps its seeds fixed and resamples the examples.
 json paired_comparisons(const std::string& dir, const json& variants, const std::vector<std::string>& tasks,
                         const std::string& reference, int64_t resamples) {
-  const json* ref = nullptr;
-  for (const auto& v : variants)
-    if (v["name"] == reference) ref = &v;
+  // base name → draw → variant, in the order of first appearance.
+  std::vector<std::string> order;
+  std::map<std::string, std::map<int64_t, const json*>> groups;
+  for (const auto& v : variants) {
+    const DrawName d = draw_name(v["name"].get<std::string>());
+    if (!groups.count(d.base)) order.push_back(d.base);
+    groups[d.base][d.draw] = &v;
+  }
   json list = json::array();
-  if (!ref) return list;
+  if (!groups.count(reference)) return list;
+  const auto& ref = groups[reference];
   for (const auto& task : tasks) {
-    if (!(*ref)["glue"].contains(task)) continue;
-    const TaskPredictions a = read_task_predictions(dir, reference, task, (*ref)["glue"][task]);
-    if (a.by_seed.empty()) continue;
-    for (const auto& v : variants) {
-      if (v["name"] == reference || !v["glue"].contains(task)) continue;
-      const std::string name = v["name"].get<std::string>();
-      const TaskPredictions b = read_task_predictions(dir, name, task, v["glue"][task]);
-      if (b.by_seed.empty()) continue;
-      if (b.labels != a.labels)
-        throw Error(b.source + ": labels differ from " + a.source + " (variants evaluated on different dev files)");
-      std::vector<std::vector<double>> pa, pb;
-      std::vector<int64_t> seeds;
-      for (const auto& [seed, p] : a.by_seed) {
-        auto it = b.by_seed.find(seed);
-        if (it == b.by_seed.end()) continue;
-        pa.push_back(p);
-        pb.push_back(it->second);
-        seeds.push_back(seed);
+    for (const auto& base : order) {
+      if (base == reference) continue;
+      metrics::DrawPredictions pa, pb;
+      std::vector<int64_t> draws, seeds;
+      std::vector<double> labels;
+      std::string metrics_task, key, source;
+      for (const auto& [k, bv] : groups[base]) {
+        const auto rit = ref.find(k);
+        if (rit == ref.end() || !(*rit->second)["glue"].contains(task) || !(*bv)["glue"].contains(task)) continue;
+        const TaskPredictions a =
+            read_task_predictions(dir, (*rit->second)["name"].get<std::string>(), task, (*rit->second)["glue"][task]);
+        const TaskPredictions b = read_task_predictions(dir, (*bv)["name"].get<std::string>(), task, (*bv)["glue"][task]);
+        if (a.by_seed.empty() || b.by_seed.empty()) continue;
+        if (b.labels != a.labels)
+          throw Error(b.source + ": labels differ from " + a.source + " (variants evaluated on different dev files)");
+        if (!labels.empty() && a.labels != labels)
+          throw Error(a.source + ": labels differ from " + source + " (pretraining draws evaluated on different dev files)");
+        std::vector<std::vector<double>> da, db;
+        for (const auto& [seed, p] : a.by_seed) {
+          auto it = b.by_seed.find(seed);
+          if (it == b.by_seed.end()) continue;
+          da.push_back(p);
+          db.push_back(it->second);
+          if (draws.empty()) seeds.push_back(seed);  // the seeds of the first draw (the table's column)
+        }
+        if (da.empty()) continue;
+        pa.push_back(std::move(da));
+        pb.push_back(std::move(db));
+        draws.push_back(k);
+        labels = a.labels, metrics_task = a.metrics_task, key = a.main_metric, source = a.source;
       }
-      if (seeds.empty()) continue;
-      const std::string metrics_task = a.metrics_task, key = a.main_metric;
+      if (pa.empty()) continue;
       auto metric = [&](const std::vector<double>& p, const std::vector<double>& l) {
         return metrics::glue_compute_metrics(metrics_task, p, l).get(key);
       };
-      const auto r = metrics::paired_bootstrap(metric, pa, pb, a.labels, resamples);
-      const auto ar = metrics::approximate_randomisation(metric, pa, pb, a.labels, resamples);
-      list.push_back({{"variant", name}, {"task", task}, {"metric", key}, {"seeds", seeds},
-                      {"examples", r.examples}, {"difference", r.difference}, {"low", r.low}, {"high", r.high},
-                      {"p", std::isfinite(r.p_value) ? json(r.p_value) : json()}, {"resamples", r.resamples},
-                      {"dropped_resamples", r.dropped},
-                      {"p_randomisation", std::isfinite(ar.p_value) ? json(ar.p_value) : json()},
-                      {"randomisation_trials", ar.trials}, {"dropped_trials", ar.dropped}});
+      // Approximate randomisation swaps per example; the (draw, seed) pairs are its seeds.
+      std::vector<std::vector<double>> flat_a, flat_b;
+      for (size_t d = 0; d < pa.size(); ++d)
+        for (size_t s = 0; s < pa[d].size(); ++s) flat_a.push_back(pa[d][s]), flat_b.push_back(pb[d][s]);
+      const auto r = pa.size() > 1 ? metrics::nested_paired_bootstrap(metric, pa, pb, labels, resamples)
+                                   : metrics::paired_bootstrap(metric, pa[0], pb[0], labels, resamples);
+      const auto ar = metrics::approximate_randomisation(metric, flat_a, flat_b, labels, resamples);
+      json c = {{"variant", base}, {"task", task}, {"metric", key}, {"seeds", seeds},
+                {"examples", r.examples}, {"difference", r.difference}, {"low", r.low}, {"high", r.high},
+                {"p", std::isfinite(r.p_value) ? json(r.p_value) : json()}, {"resamples", r.resamples},
+                {"dropped_resamples", r.dropped},
+                {"p_randomisation", std::isfinite(ar.p_value) ? json(ar.p_value) : json()},
+                {"randomisation_trials", ar.trials}, {"dropped_trials", ar.dropped}};
+      if (pa.size() > 1) c["pretraining_draws"] = draws;
+      list.push_back(c);
     }
   }
   std::vector<double> ps;
@@ -614,6 +661,13 @@ std::string paper_results_markdown(const json& results) {
       md << "; p (AR) from approximate randomisation (" << draws
          << " trials swapping the two variants' predictions per example, (k + 1)/(R + 1), smallest attainable "
          << p_cell(1.0 / static_cast<double>(draws + 1)) << ")";
+    const bool has_draws = std::any_of(comparisons.begin(), comparisons.end(),
+                                       [](const json& c) { return c.contains("pretraining_draws"); });
+    if (has_draws)
+      md << ". Rows with several pretrainings (seeds column: pretrainings × seeds; the runs name@k) pair "
+            "pretraining k with the reference's pretraining k and take Δ over every pretraining and seed; their "
+            "interval and p resample the pretrainings, then the fine-tuning seeds within each, then the examples "
+            "(nested bootstrap), so they include the pretraining draw";
     md << ". p (Holm) adjusts the bootstrap p for the " << comparisons.size()
        << " comparisons of this table; significant = p (Holm) ≤ 0.05.\n\n"
        << "| variant | task | seeds | Δ | 95 % interval | p | " << (has_ar ? "p (AR) | " : "") << "p (Holm) | verdict |\n"
@@ -621,8 +675,12 @@ std::string paper_results_markdown(const json& results) {
     std::vector<std::string> significant;
     for (const auto& c : comparisons) {
       const bool has_p = c["p"].is_number();
+      const std::string seeds_cell =
+          c.contains("pretraining_draws")
+              ? std::to_string(c["pretraining_draws"].size()) + " × " + std::to_string(c["seeds"].size())
+              : std::to_string(c["seeds"].size());
       md << "| " << c["variant"].get<std::string>() << " | " << c["task"].get<std::string>() << " | "
-         << c["seeds"].size() << " | " << fmt("%+.1f", 100 * c["difference"].get<double>()) << " | ["
+         << seeds_cell << " | " << fmt("%+.1f", 100 * c["difference"].get<double>()) << " | ["
          << fmt("%+.1f", 100 * c["low"].get<double>()) << ", " << fmt("%+.1f", 100 * c["high"].get<double>()) << "] | "
          << (has_p ? p_cell(c["p"].get<double>()) : "n/a") << " | ";
       if (has_ar)

@@ -73,6 +73,21 @@ double seed_mean_difference(const MetricFn& metric, const std::vector<std::vecto
   return sum / static_cast<double>(a.size());
 }
 
+// metric(b) − metric(a) of one seed pair on the examples `rows` (buffers as above).
+double pair_difference(const MetricFn& metric, const std::vector<double>& a, const std::vector<double>& b,
+                       const std::vector<double>& labels, const std::vector<size_t>& rows, std::vector<double>& pa,
+                       std::vector<double>& pb, std::vector<double>& pl) {
+  pl.resize(rows.size());
+  pa.resize(rows.size());
+  pb.resize(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    pl[i] = labels[rows[i]];
+    pa[i] = a[rows[i]];
+    pb[i] = b[rows[i]];
+  }
+  return metric(pb, pl) - metric(pa, pl);
+}
+
 // The checks shared by the paired tests: seeds paired, one prediction per label, enough draws.
 void check_paired_inputs(const char* test, const std::vector<std::vector<double>>& a,
                          const std::vector<std::vector<double>>& b, const std::vector<double>& labels, int64_t draws) {
@@ -116,6 +131,76 @@ PairedBootstrapResult paired_bootstrap(const MetricFn& metric, const std::vector
       rows[i] = static_cast<size_t>((static_cast<unsigned __int128>(rng()) * n) >> 64);  // uniform in [0, n)
     const double d = seed_mean_difference(metric, a, b, labels, rows, pa, pb, pl);
     if (std::isfinite(d)) diffs.push_back(d);
+    else ++r.dropped;
+  }
+  r.resamples = static_cast<int64_t>(diffs.size());
+  if (diffs.empty()) {
+    r.low = r.high = r.p_value = std::nan("");
+    return r;
+  }
+  std::sort(diffs.begin(), diffs.end());
+  r.low = percentile(diffs, 0.025);
+  r.high = percentile(diffs, 0.975);
+  const double m = static_cast<double>(diffs.size());
+  const double at_most_zero = static_cast<double>(std::upper_bound(diffs.begin(), diffs.end(), 0.0) - diffs.begin());
+  const double at_least_zero = static_cast<double>(diffs.end() - std::lower_bound(diffs.begin(), diffs.end(), 0.0));
+  r.p_value = std::min(1.0, 2.0 * (std::min(at_most_zero, at_least_zero) + 1.0) / (m + 1.0));
+  return r;
+}
+
+namespace {
+// A uniform index in [0, n) from one 64-bit draw (the same map as paired_bootstrap's rows).
+size_t uniform_index(std::mt19937_64& rng, size_t n) {
+  return static_cast<size_t>((static_cast<unsigned __int128>(rng()) * n) >> 64);
+}
+}  // namespace
+
+PairedBootstrapResult nested_paired_bootstrap(const MetricFn& metric, const DrawPredictions& a,
+                                              const DrawPredictions& b, const std::vector<double>& labels,
+                                              int64_t resamples, uint64_t rng_seed) {
+  if (a.empty() || a.size() != b.size())
+    throw Error("nested_paired_bootstrap: expected the same number (> 0) of pretraining draws for both variants, got " +
+                std::to_string(a.size()) + " and " + std::to_string(b.size()));
+  size_t seeds = 0;
+  for (size_t d = 0; d < a.size(); ++d) {
+    if (a[d].empty() || a[d].size() != b[d].size())
+      throw Error("nested_paired_bootstrap: pretraining draw " + std::to_string(d) + " has " +
+                  std::to_string(a[d].size()) + " and " + std::to_string(b[d].size()) +
+                  " fine-tuning seeds (expected the same number, > 0)");
+    check_paired_inputs("nested_paired_bootstrap", a[d], b[d], labels, resamples);
+    seeds += a[d].size();
+  }
+  const size_t n = labels.size();
+  PairedBootstrapResult r;
+  r.seeds = seeds;
+  r.examples = n;
+  std::vector<size_t> rows(n);
+  std::iota(rows.begin(), rows.end(), size_t{0});
+  std::vector<double> pa, pb, pl;
+  // Per (draw, seed) differences on the rows of this resample; the mean over the drawn pairs.
+  auto difference = [&](const std::vector<std::pair<size_t, size_t>>& pairs) {
+    double sum = 0;
+    for (const auto& [d, s] : pairs) sum += pair_difference(metric, a[d][s], b[d][s], labels, rows, pa, pb, pl);
+    return sum / static_cast<double>(pairs.size());
+  };
+  std::vector<std::pair<size_t, size_t>> all;
+  for (size_t d = 0; d < a.size(); ++d)
+    for (size_t s = 0; s < a[d].size(); ++s) all.emplace_back(d, s);
+  r.difference = difference(all);
+
+  std::mt19937_64 rng(rng_seed);
+  std::vector<double> diffs;
+  diffs.reserve(static_cast<size_t>(resamples));
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (int64_t k = 0; k < resamples; ++k) {
+    pairs.clear();
+    for (size_t i = 0; i < a.size(); ++i) {
+      const size_t d = uniform_index(rng, a.size());
+      for (size_t j = 0; j < a[d].size(); ++j) pairs.emplace_back(d, uniform_index(rng, a[d].size()));
+    }
+    for (size_t i = 0; i < n; ++i) rows[i] = uniform_index(rng, n);
+    const double diff = difference(pairs);
+    if (std::isfinite(diff)) diffs.push_back(diff);
     else ++r.dropped;
   }
   r.resamples = static_cast<int64_t>(diffs.size());

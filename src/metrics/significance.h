@@ -59,6 +59,21 @@ PairedBootstrapResult paired_bootstrap(const MetricFn& metric, const std::vector
                                        const std::vector<std::vector<double>>& b, const std::vector<double>& labels,
                                        int64_t resamples = 10000, uint64_t rng_seed = 20210801);
 
+// Predictions of one variant: [pretraining draw][fine-tuning seed][example].
+using DrawPredictions = std::vector<std::vector<std::vector<double>>>;
+
+// Paired bootstrap that includes the pretraining draw (issue 31): every resample draws, with
+// replacement, pretraining draws (draw k of a paired with draw k of b: the same pretraining
+// seed), then within each drawn pretraining its fine-tuning seeds (seed s of a with seed s of
+// b), then the dev examples (one draw for everything), and takes the mean of metric(b) −
+// metric(a) over the drawn (draw, seed) pairs. `difference` is that mean on the full data. With
+// one draw and resampled seeds it is wider than paired_bootstrap, which keeps the seeds fixed.
+// Same p-value rule (smoothed), result type and generator discipline; every draw must have at
+// least one seed, and a and b the same number of draws and of seeds per draw.
+PairedBootstrapResult nested_paired_bootstrap(const MetricFn& metric, const DrawPredictions& a,
+                                              const DrawPredictions& b, const std::vector<double>& labels,
+                                              int64_t resamples = 10000, uint64_t rng_seed = 20210801);
+
 // The smallest two-sided p-value that paired_bootstrap can report from `resamples` resamples.
 double smallest_bootstrap_p(int64_t resamples);
 

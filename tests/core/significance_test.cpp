@@ -165,6 +165,43 @@ TEST(ApproximateRandomisation, IdenticalPredictionsDeterministicAndSymmetric) {
   EXPECT_THROW(m::approximate_randomisation(accuracy_of, {{1, 0}}, {{1}}, {1, 0}), tisa::Error);
 }
 
+// The pretraining draw in the interval: two draws on which b − a is +0.10 and −0.02 (accuracy on
+// 1,000 examples, one seed each) average +0.04 like a single draw at +0.04, but the nested
+// bootstrap, resampling the draws, sees their disagreement: its interval is much wider than the
+// paired bootstrap's over the same seeds with the draws fixed, and reaches below +0.01.
+TEST(NestedPairedBootstrap, IncludesThePretrainingDraw) {
+  const auto up = make_pair_case(1000, 20, 120, 600);     // b − a = +0.10
+  const auto down = make_pair_case(1000, 60, 40, 600);    // b − a = −0.02
+  const m::DrawPredictions a = {{up.a}, {down.a}}, b = {{up.b}, {down.b}};
+  const auto nested = m::nested_paired_bootstrap(accuracy_of, a, b, up.labels, 4000, 9);
+  const auto fixed = m::paired_bootstrap(accuracy_of, {up.a, down.a}, {up.b, down.b}, up.labels, 4000, 9);
+  EXPECT_NEAR(nested.difference, 0.04, 1e-12);
+  EXPECT_NEAR(fixed.difference, 0.04, 1e-12);
+  EXPECT_EQ(nested.seeds, 2u);
+  EXPECT_GT(nested.high - nested.low, 3 * (fixed.high - fixed.low));
+  EXPECT_LT(nested.low, 0.01);
+  EXPECT_GT(fixed.low, 0.01);
+  // Identical draws behave like one: the interval is that of the paired bootstrap, up to resampling.
+  const m::DrawPredictions a2 = {{up.a}, {up.a}}, b2 = {{up.b}, {up.b}};
+  const auto same = m::nested_paired_bootstrap(accuracy_of, a2, b2, up.labels, 4000, 9);
+  const auto one = m::paired_bootstrap(accuracy_of, {up.a}, {up.b}, up.labels, 4000, 9);
+  EXPECT_NEAR(same.high - same.low, one.high - one.low, 0.006);
+  EXPECT_DOUBLE_EQ(same.p_value, 2.0 / 4001.0);  // every resample favours b: the floor, not 0
+}
+
+TEST(NestedPairedBootstrap, DeterministicAndChecked) {
+  const auto p = make_pair_case(300, 30, 40, 150);
+  const m::DrawPredictions a = {{p.a, p.b}, {p.b, p.a}}, b = {{p.b, p.a}, {p.a, p.b}};
+  const auto r1 = m::nested_paired_bootstrap(accuracy_of, a, b, p.labels, 500, 4);
+  const auto r2 = m::nested_paired_bootstrap(accuracy_of, a, b, p.labels, 500, 4);
+  EXPECT_EQ(r1.low, r2.low);
+  EXPECT_EQ(r1.p_value, r2.p_value);
+  EXPECT_NEAR(r1.difference, 0, 1e-15);
+  EXPECT_THROW(m::nested_paired_bootstrap(accuracy_of, a, {{p.b, p.a}}, p.labels), tisa::Error);
+  EXPECT_THROW(m::nested_paired_bootstrap(accuracy_of, a, {{p.b, p.a}, {p.a}}, p.labels), tisa::Error);
+  EXPECT_THROW(m::nested_paired_bootstrap(accuracy_of, {{}}, {{}}, p.labels), tisa::Error);
+}
+
 // Correlations of constant resamples are NaN; those resamples are dropped and counted.
 TEST(PairedBootstrap, DegenerateResamplesAreDroppedAndCounted) {
   const std::vector<double> labels = {0, 1, 2, 3};

@@ -247,10 +247,13 @@ TEST(PaperReport, BaselinesAndOneClassSeeds) {
     f["splits"][0]["predictions"] = p1;
     fs::write_file_atomic(path, f.dump());
   }
+  // The glue command's own output folder beside the tasks is not an unfinished task.
+  fs::create_directories(dir + "/glue/absolute/leaderboard");
   PaperReportOptions o;
   o.dir = dir;
   o.variants = {"absolute"};
   const json r = collect_paper_results(o);
+  EXPECT_EQ(r["incomplete"], json::array()) << r["incomplete"].dump();
   ASSERT_TRUE(r["baselines"].contains("RTE")) << r.dump(2);
   EXPECT_DOUBLE_EQ(r["baselines"]["RTE"]["score"].get<double>(), 0.7);
   EXPECT_EQ(r["baselines"]["RTE"]["majority_label"], 1.0);
@@ -259,6 +262,39 @@ TEST(PaperReport, BaselinesAndOneClassSeeds) {
   EXPECT_NE(md.find("| majority class | — | — | 70.0 | — |"), std::string::npos) << md;
   EXPECT_NE(md.find("(1 one-class)"), std::string::npos) << md;
   EXPECT_NE(md.find("| absolute | RTE | acc | 1,2 | 85.0, 70.0* |"), std::string::npos) << md;
+}
+
+// Issue 31: a variant pretrained twice (tisa, tisa@2) is compared with the reference's matching
+// pretrainings (absolute, absolute@2) in one row whose interval includes the pretraining draw.
+TEST(PaperReport, PretrainingDrawsAreComparedTogether) {
+  const std::string dir = test::make_temp_dir("paper_report_draws");
+  // wrong answers out of 200: absolute 30 / 30, tisa 40 / 80 (draw 1 / draw 2), both seeds alike.
+  const std::vector<std::pair<std::string, size_t>> runs = {{"absolute", 30}, {"absolute@2", 30}, {"tisa", 40},
+                                                            {"tisa@2", 80}};
+  for (const auto& [name, wrong] : runs) {
+    write_variant(dir, name, base_model(name.rfind("absolute", 0) == 0, name.rfind("tisa", 0) == 0 ? "tisa" : "none"));
+    const double acc = 1.0 - static_cast<double>(wrong) / 200.0;
+    write_glue(dir, name, "RTE", "acc", {{1, acc}, {2, acc}});
+    for (int64_t seed : {1, 2}) write_dev_predictions(dir, name, "RTE", seed, 200, wrong);
+  }
+  PaperReportOptions o;
+  o.dir = dir;
+  o.variants = {"absolute", "absolute@2", "tisa", "tisa@2"};
+  o.resamples = 2000;
+  const json r = collect_paper_results(o);
+  const auto& cmp = r["comparisons"];
+  ASSERT_EQ(cmp.size(), 1u) << cmp.dump(2);
+  EXPECT_EQ(cmp[0]["variant"], "tisa");
+  EXPECT_EQ(cmp[0]["pretraining_draws"], json({1, 2}));
+  EXPECT_EQ(cmp[0]["seeds"], json({1, 2}));
+  // Δ over both pretrainings and seeds: (−10 − 50) / 2 / 200 = −0.15.
+  EXPECT_NEAR(cmp[0]["difference"].get<double>(), -0.15, 1e-12);
+  // Two pretrainings that disagree (−0.05, −0.25): the interval spans their spread.
+  EXPECT_LT(cmp[0]["low"].get<double>(), -0.2);
+  EXPECT_GT(cmp[0]["high"].get<double>(), -0.1);
+  const std::string md = paper_results_markdown(r);
+  EXPECT_NE(md.find("| tisa | RTE | 2 × 2 | -15.0 | ["), std::string::npos) << md;
+  EXPECT_NE(md.find("nested bootstrap"), std::string::npos) << md;
 }
 
 TEST(PaperReport, ExplicitVariantsAndErrors) {
