@@ -157,7 +157,20 @@ else
   printf '%s\n' "$SETTINGS" >"$OUT/settings.txt"
 fi
 rm -f "$OUT"/stages/*.failed  # failures of an earlier call of this folder: those stages run again
-COMMAND="scripts/reproduce_paper.sh --scale $SCALE --glue-dir $GLUE_DIR --corpus ${CORPUS[*]} --out $OUT --seeds $SEEDS --variants $VARIANTS${TASKS:+ --tasks $TASKS} --jobs $JOBS"
+# The command as the report shows it: paths inside the checkout or its ../shared relative to the
+# checkout, so that a committed page names no machine's folders.
+shown() {
+  local p=$1 shared
+  shared="$(cd "$ROOT/.." && pwd)/shared"
+  case "$p" in
+    "$ROOT"/*) printf '%s' "${p#"$ROOT"/}" ;;
+    "$shared"/*) printf '%s' "../shared/${p#"$shared"/}" ;;
+    *) printf '%s' "$p" ;;
+  esac
+}
+shown_corpus=""
+for f in "${CORPUS[@]}"; do shown_corpus+="${shown_corpus:+ }$(shown "$f")"; done
+COMMAND="scripts/reproduce_paper.sh --scale $SCALE --glue-dir $(shown "$GLUE_DIR") --corpus $shown_corpus --out $(shown "$OUT") --seeds $SEEDS --variants $VARIANTS${TASKS:+ --tasks $TASKS} --jobs $JOBS"
 for s in "${PRETRAIN_SET[@]}"; do COMMAND+=" --set $s"; done
 exec > >(tee -a "$OUT/reproduce.log") 2>&1
 echo "[paper] $(date -u '+%Y-%m-%d %H:%M:%S UTC') $COMMAND"

@@ -155,7 +155,8 @@ json collect_variant(const std::string& dir, const std::string& name, std::set<s
   if (variant_model_config(run_dir, m, source)) {
     v["position"] = describe_position(m);
     v["positional_parameters"] = model::positional_parameter_count(m);
-    v["model_config_source"] = source;
+    // Relative to the reproduction folder: results.json names no machine's paths.
+    v["model_config_source"] = stdfs::path(source).lexically_relative(dir).generic_string();
     v["pretrained"] = fs::exists(run_dir + "/final/model.safetensors");
   }
   if (!stdfs::is_directory(run_dir)) incomplete.push_back("pretrain/" + name + " is missing");

@@ -258,6 +258,7 @@ TEST(PaperReport, BaselinesAndOneClassSeeds) {
   EXPECT_DOUBLE_EQ(r["baselines"]["RTE"]["score"].get<double>(), 0.7);
   EXPECT_EQ(r["baselines"]["RTE"]["majority_label"], 1.0);
   EXPECT_EQ(r["variants"][0]["glue"]["RTE"]["constant_seeds"], json({2}));
+  EXPECT_EQ(r["variants"][0]["model_config_source"], "pretrain/absolute/final/config.json");  // no machine path
   const std::string md = paper_results_markdown(r);
   EXPECT_NE(md.find("| majority class | — | — | 70.0 | — |"), std::string::npos) << md;
   EXPECT_NE(md.find("(1 one-class)"), std::string::npos) << md;
