@@ -103,6 +103,27 @@ void check_paired_inputs(const char* test, const std::vector<std::vector<double>
   if (draws < 100) throw Error(name + ": at least 100 resamples needed, got " + std::to_string(draws));
 }
 
+// A uniform index in [0, n) from one 64-bit draw.
+size_t uniform_index(std::mt19937_64& rng, size_t n) {
+  return static_cast<size_t>((static_cast<unsigned __int128>(rng()) * n) >> 64);
+}
+
+// Interval and smoothed two-sided p of the finite resampled differences (sorted here).
+void summarise_resamples(std::vector<double>& diffs, PairedBootstrapResult& r) {
+  r.resamples = static_cast<int64_t>(diffs.size());
+  if (diffs.empty()) {
+    r.low = r.high = r.p_value = std::nan("");
+    return;
+  }
+  std::sort(diffs.begin(), diffs.end());
+  r.low = percentile(diffs, 0.025);
+  r.high = percentile(diffs, 0.975);
+  const double m = static_cast<double>(diffs.size());
+  const double at_most_zero = static_cast<double>(std::upper_bound(diffs.begin(), diffs.end(), 0.0) - diffs.begin());
+  const double at_least_zero = static_cast<double>(diffs.end() - std::lower_bound(diffs.begin(), diffs.end(), 0.0));
+  r.p_value = std::min(1.0, 2.0 * (std::min(at_most_zero, at_least_zero) + 1.0) / (m + 1.0));
+}
+
 }  // namespace
 
 double smallest_bootstrap_p(int64_t resamples) { return std::min(1.0, 2.0 / static_cast<double>(resamples + 1)); }
@@ -127,33 +148,14 @@ PairedBootstrapResult paired_bootstrap(const MetricFn& metric, const std::vector
   std::vector<double> diffs;
   diffs.reserve(static_cast<size_t>(resamples));
   for (int64_t k = 0; k < resamples; ++k) {
-    for (size_t i = 0; i < n; ++i)
-      rows[i] = static_cast<size_t>((static_cast<unsigned __int128>(rng()) * n) >> 64);  // uniform in [0, n)
+    for (size_t i = 0; i < n; ++i) rows[i] = uniform_index(rng, n);
     const double d = seed_mean_difference(metric, a, b, labels, rows, pa, pb, pl);
     if (std::isfinite(d)) diffs.push_back(d);
     else ++r.dropped;
   }
-  r.resamples = static_cast<int64_t>(diffs.size());
-  if (diffs.empty()) {
-    r.low = r.high = r.p_value = std::nan("");
-    return r;
-  }
-  std::sort(diffs.begin(), diffs.end());
-  r.low = percentile(diffs, 0.025);
-  r.high = percentile(diffs, 0.975);
-  const double m = static_cast<double>(diffs.size());
-  const double at_most_zero = static_cast<double>(std::upper_bound(diffs.begin(), diffs.end(), 0.0) - diffs.begin());
-  const double at_least_zero = static_cast<double>(diffs.end() - std::lower_bound(diffs.begin(), diffs.end(), 0.0));
-  r.p_value = std::min(1.0, 2.0 * (std::min(at_most_zero, at_least_zero) + 1.0) / (m + 1.0));
+  summarise_resamples(diffs, r);
   return r;
 }
-
-namespace {
-// A uniform index in [0, n) from one 64-bit draw (the same map as paired_bootstrap's rows).
-size_t uniform_index(std::mt19937_64& rng, size_t n) {
-  return static_cast<size_t>((static_cast<unsigned __int128>(rng()) * n) >> 64);
-}
-}  // namespace
 
 PairedBootstrapResult nested_paired_bootstrap(const MetricFn& metric, const DrawPredictions& a,
                                               const DrawPredictions& b, const std::vector<double>& labels,
@@ -203,18 +205,7 @@ PairedBootstrapResult nested_paired_bootstrap(const MetricFn& metric, const Draw
     if (std::isfinite(diff)) diffs.push_back(diff);
     else ++r.dropped;
   }
-  r.resamples = static_cast<int64_t>(diffs.size());
-  if (diffs.empty()) {
-    r.low = r.high = r.p_value = std::nan("");
-    return r;
-  }
-  std::sort(diffs.begin(), diffs.end());
-  r.low = percentile(diffs, 0.025);
-  r.high = percentile(diffs, 0.975);
-  const double m = static_cast<double>(diffs.size());
-  const double at_most_zero = static_cast<double>(std::upper_bound(diffs.begin(), diffs.end(), 0.0) - diffs.begin());
-  const double at_least_zero = static_cast<double>(diffs.end() - std::lower_bound(diffs.begin(), diffs.end(), 0.0));
-  r.p_value = std::min(1.0, 2.0 * (std::min(at_most_zero, at_least_zero) + 1.0) / (m + 1.0));
+  summarise_resamples(diffs, r);
   return r;
 }
 
