@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PKGS=(libyaml-cpp-dev libyaml-cpp0.7 libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libcli11-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libsentencepiece-dev libsentencepiece0 libutf8proc-dev
-  libutf8proc2 libgloo-dev pkgconf pkgconf-bin libpkgconf3)
+  libutf8proc2 libgloo-dev pkgconf pkgconf-bin libpkgconf3 zlib1g-dev libzstd-dev)
 rm -rf .gpu-deps && mkdir -p .gpu-deps/debs .gpu-deps/root
 (cd .gpu-deps/debs && apt-get download "${PKGS[@]}" 2>&1 | grep -v "^W: Download is performed unsandboxed" || true)
 for f in .gpu-deps/debs/*.deb; do dpkg-deb -x "$f" .gpu-deps/root; done

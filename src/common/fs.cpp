@@ -28,9 +28,6 @@ std::string read_file(const std::string& path) {
   return out.str();
 }
 
-namespace {
-
-// Length of the well-formed UTF-8 sequence at s[i], or 0 when it is not one.
 size_t utf8_sequence_length(std::string_view s, size_t i) {
   const auto byte = [&](size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
   const unsigned c = byte(i);
@@ -47,7 +44,6 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
   return n;
 }
 
-}  // namespace
 
 std::string read_utf8_text_file(const std::string& path) {
   std::string data = read_file(path);

@@ -16,6 +16,8 @@ std::string read_file(const std::string& path);
 // surrogates or code points past U+10FFFF), or saying it is binary when it holds a NUL byte.
 // Tokenizers would otherwise turn such bytes into U+FFFD or <unk> without a word.
 std::string read_utf8_text_file(const std::string& path);
+// Length of the well-formed UTF-8 sequence at s[i] (1-4), or 0 when it is not one.
+size_t utf8_sequence_length(std::string_view s, size_t i);
 
 // Writes `data` to `path` atomically: readers see the old file or the new one, never a mix.
 void write_file_atomic(const std::string& path, std::string_view data);

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -247,6 +249,118 @@ PretrainHeader PretrainDatasetWriter::finish() {
   return header;
 }
 
+// ---------------------------------------------------------------------------- sharded writer
+namespace {
+
+nlohmann::json tokenizer_json(const DatasetTokenizerInfo& t) {
+  const auto& sp = t.special_ids;
+  return {{"identity", t.identity},
+          {"type", t.type},
+          {"vocab_size", t.vocab_size},
+          {"special_ids", {{"pad", sp.pad}, {"unk", sp.unk}, {"cls", sp.cls}, {"sep", sp.sep}, {"mask", sp.mask}}}};
+}
+
+nlohmann::json counts_json(const SplitCounts& c) {
+  return {{"tokens", c.tokens}, {"sentences", c.sentences}, {"documents", c.documents}};
+}
+
+std::string shard_name(size_t index) {
+  char name[32];
+  std::snprintf(name, sizeof name, "shards/%05zu", index);
+  return name;
+}
+
+}  // namespace
+
+PretrainHeader write_sharded_header(const std::string& dir, const DatasetTokenizerInfo& tokenizer,
+                                    const std::vector<ShardRecord>& shards, const nlohmann::json& created) {
+  PretrainHeader h;
+  h.format_version = kShardedFormatVersion;
+  h.token_dtype = token_dtype_for_vocab(tokenizer.vocab_size);
+  h.tokenizer = tokenizer;
+  h.created = created.is_null() ? nlohmann::json::object() : created;
+  h.shards = shards;
+  nlohmann::json list = nlohmann::json::array();
+  for (const ShardRecord& r : shards) {
+    list.push_back({{"path", r.path},
+                    {"identity", r.identity},
+                    {"splits", {{"train", counts_json(r.train)}, {"valid", counts_json(r.valid)}}}});
+    for (auto [total, part] : {std::pair{&h.train, &r.train}, std::pair{&h.valid, &r.valid}}) {
+      total->tokens += part->tokens;
+      total->sentences += part->sentences;
+      total->documents += part->documents;
+    }
+  }
+  h.tokenizer_files = tokenizer_file_hashes(dir);
+  h.has_manifest = true;
+  nlohmann::json j = {{"magic", kPretrainMagic},
+                      {"format_version", kShardedFormatVersion},
+                      {"token_dtype", h.token_dtype},
+                      {"tokenizer", tokenizer_json(tokenizer)},
+                      {"splits", {{"train", counts_json(h.train)}, {"valid", counts_json(h.valid)}}},
+                      {"created", h.created},
+                      {"shards", list},
+                      {"manifest", {{"tokenizer_files", h.tokenizer_files}}}};
+  h.identity = dataset_identity(j);
+  j["identity"] = h.identity;
+  fs::write_file_atomic(dir + "/" + kPretrainHeaderName, j.dump(2) + "\n");
+  return h;
+}
+
+ShardedDatasetWriter::ShardedDatasetWriter(std::string dir, DatasetTokenizerInfo tokenizer, nlohmann::json created,
+                                           int64_t shard_tokens)
+    : dir_(std::move(dir)), tokenizer_(std::move(tokenizer)), created_(std::move(created)),
+      shard_tokens_(shard_tokens) {
+  if (shard_tokens_ <= 0) throw Error("pretraining dataset: shard size must be positive");
+  fs::create_directories(dir_);
+  std::remove((dir_ + "/" + kPretrainHeaderName).c_str());  // no header may describe half-written shards
+}
+
+ShardedDatasetWriter::~ShardedDatasetWriter() = default;
+
+void ShardedDatasetWriter::add_document(const std::string& split, const DocumentTokens& document) {
+  if (finished_) throw Error("pretraining dataset writer: add_document after finish");
+  if (!shard_) {
+    const std::string name = shard_name(shards_.size());
+    shard_ = std::make_unique<PretrainDatasetWriter>(dir_ + "/" + name, tokenizer_,
+                                                     nlohmann::json{{"shard_of", "tisa-train prepare pretrain"}});
+  }
+  shard_->add_document(split, document);
+  if (shard_->counts("train").tokens + shard_->counts("valid").tokens >= shard_tokens_) close_shard();
+}
+
+void ShardedDatasetWriter::close_shard() {
+  if (!shard_) return;
+  const PretrainHeader h = shard_->finish();
+  shards_.push_back({shard_name(shards_.size()), h.identity, h.train, h.valid});
+  for (int i = 0; i < 2; ++i) {
+    const SplitCounts& c = i == 0 ? h.train : h.valid;
+    totals_[i].tokens += c.tokens;
+    totals_[i].sentences += c.sentences;
+    totals_[i].documents += c.documents;
+  }
+  shard_.reset();
+}
+
+SplitCounts ShardedDatasetWriter::counts(const std::string& split) const {
+  SplitCounts c = totals_[split_index(split)];
+  if (shard_) {
+    const SplitCounts& open = shard_->counts(split);
+    c.tokens += open.tokens;
+    c.sentences += open.sentences;
+    c.documents += open.documents;
+  }
+  return c;
+}
+
+PretrainHeader ShardedDatasetWriter::finish() {
+  if (finished_) throw Error("pretraining dataset writer: finish called twice");
+  finished_ = true;
+  close_shard();
+  if (shards_.empty()) throw Error("pretraining dataset " + dir_ + ": no document was written");
+  return write_sharded_header(dir_, tokenizer_, shards_, created_);
+}
+
 // ------------------------------------------------------------------------------------ reader
 MappedFile::MappedFile(const std::string& path) : path_(path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -342,9 +456,10 @@ PretrainHeader read_pretrain_header(const std::string& dir) {
     if (magic != kPretrainMagic)
       throw Error(path + ": magic is '" + magic + "', expected '" + kPretrainMagic + "'; " + kRerun);
     h.format_version = need(j, "format_version", path).get<uint32_t>();
-    if (h.format_version != kPretrainFormatVersion)
+    if (h.format_version != kPretrainFormatVersion && h.format_version != kShardedFormatVersion)
       throw Error(path + ": format_version " + std::to_string(h.format_version) + ", this build reads " +
-                  std::to_string(kPretrainFormatVersion) + "; " + kRerun);
+                  std::to_string(kPretrainFormatVersion) + " and " + std::to_string(kShardedFormatVersion) + "; " +
+                  kRerun);
     h.token_dtype = need(j, "token_dtype", path).get<std::string>();
     const auto& t = need(j, "tokenizer", path);
     h.tokenizer.identity = need(t, "identity", path).get<std::string>();
@@ -363,7 +478,28 @@ PretrainHeader read_pretrain_header(const std::string& dir) {
     h.train = parse_counts(need(splits, "train", path), path);
     h.valid = parse_counts(need(splits, "valid", path), path);
     if (j.contains("created")) h.created = j.at("created");
-    if (j.contains("identity")) {
+    if (h.format_version == kShardedFormatVersion) {
+      h.identity = need(j, "identity", path).get<std::string>();
+      const std::string content = dataset_identity(j);
+      if (content != h.identity)
+        throw Error(path + ": records identity " + h.identity + " but its content is " + content +
+                    ": header.json was edited after preparation; " + kRerun);
+      for (const auto& shard : need(j, "shards", path)) {
+        ShardRecord r;
+        r.path = need(shard, "path", path).get<std::string>();
+        if (r.path.empty() || r.path[0] == '/' || r.path.find("..") != std::string::npos)
+          throw Error(path + ": shard path '" + r.path + "' must lie inside the dataset folder; " + kRerun);
+        r.identity = need(shard, "identity", path).get<std::string>();
+        const auto& sp = need(shard, "splits", path);
+        r.train = parse_counts(need(sp, "train", path), path);
+        r.valid = parse_counts(need(sp, "valid", path), path);
+        h.shards.push_back(r);
+      }
+      if (h.shards.empty()) throw Error(path + ": lists no shards; " + kRerun);
+      h.tokenizer_files =
+          need(need(j, "manifest", path), "tokenizer_files", path).get<std::map<std::string, std::string>>();
+      h.has_manifest = true;
+    } else if (j.contains("identity")) {
       h.identity = j.at("identity").get<std::string>();
       const std::string content = dataset_identity(j);
       if (content != h.identity)
@@ -414,53 +550,105 @@ PretrainDataset::PretrainDataset(const std::string& dir) : dir_(dir), header_(re
       throw Error(path + " is not the tokenizer this dataset was prepared with (" + header_.tokenizer.identity +
                   "): its content hashes to " + got + ", the manifest records " + hash + "; " + kRerun);
   }
-  open_split(train_, "train");
-  open_split(valid_, "valid");
+  train_.name_ = "train";
+  valid_.name_ = "valid";
+  if (header_.shards.empty()) {
+    open_shard_split(train_, dir, header_, "train");
+    open_shard_split(valid_, dir, header_, "valid");
+  } else {
+    for (const ShardRecord& r : header_.shards) {
+      const std::string shard_dir = dir + "/" + r.path;
+      const PretrainHeader sh = read_pretrain_header(shard_dir);
+      const std::string where = "pretraining dataset " + dir + ": shard " + r.path;
+      if (sh.format_version != kPretrainFormatVersion)
+        throw Error(where + " is itself a sharded dataset (format_version 2); " + kRerun);
+      if (sh.identity != r.identity)
+        throw Error(where + " is " + sh.identity + " but header.json lists " + r.identity +
+                    " (the shard was replaced after preparation); " + kRerun);
+      if (sh.tokenizer.identity != header_.tokenizer.identity || sh.token_dtype != header_.token_dtype)
+        throw Error(where + " was prepared with tokenizer " + sh.tokenizer.identity + ", the dataset with " +
+                    header_.tokenizer.identity + "; " + kRerun);
+      open_shard_split(train_, shard_dir, sh, "train");
+      open_shard_split(valid_, shard_dir, sh, "valid");
+    }
+    for (const PretrainSplit* s : {&train_, &valid_}) {
+      const SplitCounts& want = header_.counts(s->name_);
+      if (s->counts_.tokens != want.tokens || s->counts_.sentences != want.sentences ||
+          s->counts_.documents != want.documents)
+        throw Error("pretraining dataset " + dir + ": its shards' " + s->name_ + " counts do not add up to header.json's; " +
+                    kRerun);
+    }
+  }
 }
 
-void PretrainDataset::open_split(PretrainSplit& s, const std::string& name) {
-  s.name_ = name;
-  s.counts_ = header_.counts(name);
-  const bool u16 = header_.token_dtype == "uint16";
-  const uint64_t ntok = static_cast<uint64_t>(s.counts_.tokens);
+void PretrainDataset::open_shard_split(PretrainSplit& s, const std::string& dir, const PretrainHeader& h,
+                                       const std::string& name) {
+  const SplitCounts c = h.counts(name);
+  const bool u16 = h.token_dtype == "uint16";
+  const uint64_t ntok = static_cast<uint64_t>(c.tokens);
   auto recorded_hash = [&](const std::string& path) {  // "" when the manifest has none (old dataset)
-    const auto it = header_.file_hashes.find(path.substr(path.find_last_of('/') + 1));
-    if (header_.has_manifest && it == header_.file_hashes.end())
-      corrupt(path, "header.json's manifest does not list this file");
-    return it == header_.file_hashes.end() ? std::string() : it->second;
+    const auto it = h.file_hashes.find(path.substr(path.find_last_of('/') + 1));
+    if (h.has_manifest && it == h.file_hashes.end()) corrupt(path, "header.json's manifest does not list this file");
+    return it == h.file_hashes.end() ? std::string() : it->second;
   };
-  const std::string tpath = bin_path(dir_, name, "tokens"), wpath = bin_path(dir_, name, "wordstart");
+  PretrainSplit::Shard shard;
+  shard.token_base = s.counts_.tokens;
+  const std::string tpath = bin_path(dir, name, "tokens"), wpath = bin_path(dir, name, "wordstart");
   const uint8_t* tokens = map_bin(s.files_, tpath, u16 ? 2 : 4, ntok, false, recorded_hash(tpath));
-  if (u16) s.tokens_u16_ = Span<uint16_t>(reinterpret_cast<const uint16_t*>(tokens), ntok);
-  else s.tokens_i32_ = Span<int32_t>(reinterpret_cast<const int32_t*>(tokens), ntok);
-  s.word_bits_ = map_bin(s.files_, wpath, 1, ntok, true, recorded_hash(wpath));
-  const std::string spath = bin_path(dir_, name, "sentences");
-  const std::string dpath = bin_path(dir_, name, "documents");
+  if (u16) shard.u16 = Span<uint16_t>(reinterpret_cast<const uint16_t*>(tokens), ntok);
+  else shard.i32 = Span<int32_t>(reinterpret_cast<const int32_t*>(tokens), ntok);
+  shard.word_bits = map_bin(s.files_, wpath, 1, ntok, true, recorded_hash(wpath));
+  const std::string spath = bin_path(dir, name, "sentences");
+  const std::string dpath = bin_path(dir, name, "documents");
   const auto* so = reinterpret_cast<const int64_t*>(
-      map_bin(s.files_, spath, 8, static_cast<uint64_t>(s.counts_.sentences + 1), false, recorded_hash(spath)));
+      map_bin(s.files_, spath, 8, static_cast<uint64_t>(c.sentences + 1), false, recorded_hash(spath)));
   const auto* dof = reinterpret_cast<const int64_t*>(
-      map_bin(s.files_, dpath, 8, static_cast<uint64_t>(s.counts_.documents + 1), false, recorded_hash(dpath)));
-  s.sentence_offsets_ = Span<int64_t>(so, static_cast<size_t>(s.counts_.sentences + 1));
-  s.document_offsets_ = Span<int64_t>(dof, static_cast<size_t>(s.counts_.documents + 1));
-  if (so[0] != 0 || so[s.counts_.sentences] != s.counts_.tokens)
-    corrupt(spath, "sentence offsets do not span [0, tokens]");
-  if (dof[0] != 0 || dof[s.counts_.documents] != s.counts_.sentences)
-    corrupt(dpath, "document offsets do not span [0, sentences]");
+      map_bin(s.files_, dpath, 8, static_cast<uint64_t>(c.documents + 1), false, recorded_hash(dpath)));
+  if (so[0] != 0 || so[c.sentences] != c.tokens) corrupt(spath, "sentence offsets do not span [0, tokens]");
+  if (dof[0] != 0 || dof[c.documents] != c.sentences) corrupt(dpath, "document offsets do not span [0, sentences]");
   // A full monotonicity scan is O(sentences) and cheap next to training; it catches bit rot.
-  for (int64_t i = 0; i < s.counts_.sentences; ++i)
+  for (int64_t i = 0; i < c.sentences; ++i)
     if (so[i + 1] <= so[i]) corrupt(spath, "sentence " + std::to_string(i) + " is empty or offsets decrease");
-  for (int64_t i = 0; i < s.counts_.documents; ++i)
+  for (int64_t i = 0; i < c.documents; ++i)
     if (dof[i + 1] <= dof[i]) corrupt(dpath, "document " + std::to_string(i) + " is empty or offsets decrease");
   // Every id inside the recorded vocabulary (the trainer checks that the model's is at least as
   // large): an id past it would index outside the embedding table in the middle of training.
-  // One pass over the ids, as cheap as the scans above next to training.
-  const int64_t vocab = header_.tokenizer.vocab_size;
-  for (int64_t i = 0; i < s.counts_.tokens; ++i) {
-    const int64_t id = s.token(i);
+  const int64_t vocab = h.tokenizer.vocab_size;
+  for (uint64_t i = 0; i < ntok; ++i) {
+    const int64_t id = u16 ? shard.u16[i] : shard.i32[i];
     if (id < 0 || id >= vocab)
       corrupt(tpath, "token " + std::to_string(i) + " is id " + std::to_string(id) + ", outside the vocabulary [0, " +
                          std::to_string(vocab) + ") recorded in header.json");
   }
+  if (c.documents == 0) return;  // an empty split of a shard adds nothing to index
+  s.shards_.push_back(shard);
+  s.sentence_parts_.push_back({s.counts_.sentences, s.counts_.tokens, Span<int64_t>(so, c.sentences + 1)});
+  s.document_parts_.push_back({s.counts_.documents, s.counts_.sentences, Span<int64_t>(dof, c.documents + 1)});
+  s.counts_.tokens += c.tokens;
+  s.counts_.sentences += c.sentences;
+  s.counts_.documents += c.documents;
+}
+
+const OffsetView::Part& OffsetView::part(int64_t i) const {
+  const auto& v = *parts_;
+  if (v.size() == 1) return v[0];
+  // The last part whose first index is <= i (an index on a boundary reads the same value in both).
+  size_t lo = 0, hi = v.size();
+  while (hi - lo > 1) {
+    const size_t mid = (lo + hi) / 2;
+    (v[mid].first <= i ? lo : hi) = mid;
+  }
+  return v[lo];
+}
+
+const PretrainSplit::Shard& PretrainSplit::shard_of_token(int64_t i) const {
+  if (shards_.size() == 1) return shards_[0];
+  size_t lo = 0, hi = shards_.size();
+  while (hi - lo > 1) {
+    const size_t mid = (lo + hi) / 2;
+    (shards_[mid].token_base <= i ? lo : hi) = mid;
+  }
+  return shards_[lo];
 }
 
 const PretrainSplit& PretrainDataset::split(const std::string& name) const {
@@ -470,12 +658,72 @@ const PretrainSplit& PretrainDataset::split(const std::string& name) const {
 void PretrainSplit::append_tokens(int64_t begin, int64_t end, std::vector<int32_t>& ids,
                                   std::vector<uint8_t>* starts) const {
   ids.reserve(ids.size() + static_cast<size_t>(end - begin));
-  if (tokens_u16_.data())
-    for (int64_t i = begin; i < end; ++i) ids.push_back(tokens_u16_[i]);
-  else
-    ids.insert(ids.end(), tokens_i32_.data() + begin, tokens_i32_.data() + end);
-  if (starts)
-    for (int64_t i = begin; i < end; ++i) starts->push_back(word_start(i) ? 1 : 0);
+  while (begin < end) {  // one shard at a time (a document never spans two)
+    const Shard& s = shard_of_token(begin);
+    const int64_t shard_end = s.token_base + static_cast<int64_t>(s.u16.data() ? s.u16.size() : s.i32.size());
+    const int64_t stop = std::min(end, shard_end);
+    const size_t a = static_cast<size_t>(begin - s.token_base), b = static_cast<size_t>(stop - s.token_base);
+    if (s.u16.data()) ids.insert(ids.end(), s.u16.begin() + a, s.u16.begin() + b);
+    else ids.insert(ids.end(), s.i32.begin() + a, s.i32.begin() + b);
+    if (starts)
+      for (size_t k = a; k < b; ++k) starts->push_back((s.word_bits[k >> 3] >> (k & 7)) & 1);
+    begin = stop;
+  }
+}
+
+// ------------------------------------------------------------------------------------ combine
+namespace {
+
+// Hard-links src to dst, or copies it when linking is not possible (another file system).
+void link_or_copy(const std::string& src, const std::string& dst) {
+  std::error_code ec;
+  std::filesystem::create_hard_link(src, dst, ec);
+  if (ec) std::filesystem::copy_file(src, dst, std::filesystem::copy_options::overwrite_existing);
+}
+
+}  // namespace
+
+PretrainHeader combine_datasets(const std::vector<std::string>& inputs, const std::string& output) {
+  namespace stdfs = std::filesystem;
+  if (inputs.empty()) throw Error("prepare combine: no --input datasets");
+  std::vector<PretrainHeader> headers;
+  for (const auto& in : inputs) {
+    PretrainDataset check(in);  // validates every file and hash before anything is linked
+    headers.push_back(check.header());
+    const auto& first = headers.front();
+    if (check.header().tokenizer.identity != first.tokenizer.identity ||
+        check.header().tokenizer_files != first.tokenizer_files)
+      throw Error("prepare combine: " + in + " was prepared with tokenizer " + check.header().tokenizer.identity +
+                  ", " + inputs.front() + " with " + first.tokenizer.identity +
+                  ": datasets of different tokenizers cannot train one model");
+  }
+  fs::create_directories(output);
+  std::remove((output + "/" + kPretrainHeaderName).c_str());
+  std::vector<ShardRecord> shards;
+  nlohmann::json sources = nlohmann::json::array();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const PretrainHeader& h = headers[i];
+    std::vector<std::pair<std::string, ShardRecord>> from;  // (source folder, record)
+    if (h.shards.empty()) from.push_back({inputs[i], {"", h.identity, h.train, h.valid}});
+    else
+      for (const ShardRecord& r : h.shards) from.push_back({inputs[i] + "/" + r.path, r});
+    for (auto& [src, r] : from) {
+      r.path = shard_name(shards.size());
+      const std::string dst = output + "/" + r.path;
+      fs::create_directories(dst);
+      for (const auto& entry : stdfs::directory_iterator(src)) {
+        const std::string name = entry.path().filename().string();
+        if (entry.is_regular_file() && (name == kPretrainHeaderName || (name.size() > 4 && name.substr(name.size() - 4) == ".bin")))
+          link_or_copy(entry.path().string(), dst + "/" + name);
+      }
+      shards.push_back(r);
+    }
+    sources.push_back({{"identity", h.identity}, {"shards", h.shards.empty() ? 1 : h.shards.size()}});
+  }
+  for (const auto& [name, hash] : headers.front().tokenizer_files)
+    link_or_copy(inputs.front() + "/" + name, output + "/" + name);
+  const nlohmann::json created = {{"by", "tisa-train prepare combine"}, {"combined", sources}};
+  return write_sharded_header(output, headers.front().tokenizer, shards, created);
 }
 
 }  // namespace tisa::data

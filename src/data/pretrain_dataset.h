@@ -1,7 +1,19 @@
 // Binary pretraining dataset: the contract between `tisa-train prepare pretrain` (tisa-text, which
 // writes it) and pretraining in tisa-nn (which memory-maps it). Torch-free. SPEC §5.
 //
-// A dataset is a folder:
+// A dataset is a folder of shards (format_version 2, what `prepare pretrain` writes):
+//   header.json   {"magic": "tisa-pretrain", "format_version": 2, "token_dtype", "tokenizer",
+//                  "splits" (totals), "created",
+//                  "shards": [{"path": "shards/00000", "identity", "splits"}, ...],
+//                  "manifest": {"tokenizer_files": {...}}, "identity": "dataset-<16 hex>"}
+//   shards/NNNNN/ one shard each: a format-1 folder as below, without tokenizer files
+//   spiece.model | vocab.txt | tisa_tokenizer.json   the tokenizer, once
+// The shards' documents, in list order, are the dataset's documents: a shard boundary changes no
+// batch, so shards prepared separately and combined (`prepare combine`) train exactly like one
+// preparation of the same inputs. Each shard's identity is checked against its own header; the
+// dataset's identity hashes the shard list (as below), so it names the data of every shard.
+//
+// A format-1 folder (one shard; what earlier versions wrote and what a shard is):
 //   header.json   {"magic": "tisa-pretrain", "format_version": 1, "token_dtype": "uint16"|"int32",
 //                  "tokenizer": {"identity", "type", "vocab_size",
 //                                "special_ids": {"pad","unk","cls","sep","mask"}},
@@ -45,7 +57,8 @@
 namespace tisa::data {
 
 inline constexpr const char* kPretrainMagic = "tisa-pretrain";
-inline constexpr uint32_t kPretrainFormatVersion = 1;
+inline constexpr uint32_t kPretrainFormatVersion = 1;  // a shard and its .bin files
+inline constexpr uint32_t kShardedFormatVersion = 2;   // a header.json listing shards
 inline constexpr const char* kPretrainHeaderName = "header.json";
 inline constexpr const char* kPretrainSplitNames[2] = {"train", "valid"};
 
@@ -84,6 +97,13 @@ struct SplitCounts {
   int64_t tokens = 0, sentences = 0, documents = 0;
 };
 
+// One shard as the dataset's header.json lists it.
+struct ShardRecord {
+  std::string path;      // relative to the dataset folder
+  std::string identity;  // the shard header's identity
+  SplitCounts train, valid;
+};
+
 struct PretrainHeader {
   uint32_t format_version = kPretrainFormatVersion;
   std::string token_dtype;  // "uint16" or "int32"
@@ -94,6 +114,7 @@ struct PretrainHeader {
   bool has_manifest = false;
   std::map<std::string, std::string> file_hashes;      // .bin file name → fnv1a64 hex of its payload
   std::map<std::string, std::string> tokenizer_files;  // tokenizer file name → fnv1a64 hex (fs::file_hash_hex)
+  std::vector<ShardRecord> shards;                    // format 2 only
   const SplitCounts& counts(const std::string& split) const;
 };
 
@@ -141,6 +162,39 @@ class PretrainDatasetWriter {
   SplitFiles& files(const std::string& split);
 };
 
+// Streams documents into a sharded dataset (format 2): shards/00000, 00001, ... each closed once
+// it holds at least `shard_tokens` tokens (train + valid), at a document boundary. finish()
+// writes header.json (the tokenizer files must be in `dir` by then).
+class ShardedDatasetWriter {
+ public:
+  ShardedDatasetWriter(std::string dir, DatasetTokenizerInfo tokenizer, nlohmann::json created, int64_t shard_tokens);
+  ~ShardedDatasetWriter();
+  void add_document(const std::string& split, const DocumentTokens& document);
+  SplitCounts counts(const std::string& split) const;  // so far, all shards
+  PretrainHeader finish();
+
+ private:
+  std::string dir_;
+  DatasetTokenizerInfo tokenizer_;
+  nlohmann::json created_;
+  int64_t shard_tokens_;
+  std::unique_ptr<PretrainDatasetWriter> shard_;
+  std::vector<ShardRecord> shards_;
+  SplitCounts totals_[2];
+  bool finished_ = false;
+  void close_shard();
+};
+
+// Writes the header.json of a sharded dataset in `dir` from its shard records (paths relative
+// to dir, each holding a complete shard) and returns it; the tokenizer files must be in dir.
+PretrainHeader write_sharded_header(const std::string& dir, const DatasetTokenizerInfo& tokenizer,
+                                    const std::vector<ShardRecord>& shards, const nlohmann::json& created);
+
+// `prepare combine`: a sharded dataset in `output` holding the shards of every input dataset (of
+// either format) in order, hard-linked when the file system allows, else copied; no token is
+// re-read or re-tokenised. The inputs must share one tokenizer (identity and files).
+PretrainHeader combine_datasets(const std::vector<std::string>& inputs, const std::string& output);
+
 // A read-only memory-mapped file.
 class MappedFile {
  public:
@@ -158,44 +212,81 @@ class MappedFile {
   size_t size_ = 0;
 };
 
-// One split of an opened dataset: zero-copy views into the mapped files. Thread-safe (read-only).
+// Global offsets over the shards of a split, read like the offsets array of one shard:
+// view[i] for i in [0, size()).
+class OffsetView {
+ public:
+  struct Part {
+    int64_t first = 0;            // global index of the part's first entry
+    int64_t base = 0;             // added to every local value
+    Span<int64_t> local;          // the shard's offsets (count + 1 entries)
+  };
+  OffsetView() = default;
+  explicit OffsetView(const std::vector<Part>* parts, int64_t size) : parts_(parts), size_(size) {}
+  int64_t operator[](int64_t i) const {
+    if (parts_->empty()) return 0;  // an empty split: offsets {0}
+    const Part& p = part(i);
+    return p.base + p.local[static_cast<size_t>(i - p.first)];
+  }
+  size_t size() const { return static_cast<size_t>(size_); }
+
+ private:
+  const std::vector<Part>* parts_ = nullptr;
+  int64_t size_ = 0;
+  const Part& part(int64_t i) const;
+};
+
+// One split of an opened dataset: zero-copy views into the mapped files of its shards, indexed
+// globally (tokens, sentences and documents of shard k follow those of shard k − 1).
+// Thread-safe (read-only).
 class PretrainSplit {
  public:
   int64_t num_tokens() const { return counts_.tokens; }
   int64_t num_sentences() const { return counts_.sentences; }
   int64_t num_documents() const { return counts_.documents; }
   const std::string& name() const { return name_; }
+  size_t num_shards() const { return shards_.size(); }
 
   int32_t token(int64_t i) const {
-    return tokens_u16_.data() ? static_cast<int32_t>(tokens_u16_[i]) : tokens_i32_[i];
+    const Shard& s = shard_of_token(i);
+    const int64_t k = i - s.token_base;
+    return s.u16.data() ? static_cast<int32_t>(s.u16[static_cast<size_t>(k)]) : s.i32[static_cast<size_t>(k)];
   }
-  bool word_start(int64_t i) const { return (word_bits_[i >> 3] >> (i & 7)) & 1; }
+  bool word_start(int64_t i) const {
+    const Shard& s = shard_of_token(i);
+    const int64_t k = i - s.token_base;
+    return (s.word_bits[k >> 3] >> (k & 7)) & 1;
+  }
   // Appends tokens [begin, end) to ids (and their word-start flags to starts when non-null).
   void append_tokens(int64_t begin, int64_t end, std::vector<int32_t>& ids,
                      std::vector<uint8_t>* starts = nullptr) const;
 
   // sentence_offsets()[s]..[s+1] = token range of sentence s; size sentences+1.
-  Span<int64_t> sentence_offsets() const { return sentence_offsets_; }
+  OffsetView sentence_offsets() const { return OffsetView(&sentence_parts_, counts_.sentences + 1); }
   // document_offsets()[d]..[d+1] = sentence range of document d; size documents+1.
-  Span<int64_t> document_offsets() const { return document_offsets_; }
-  int64_t sentence_length(int64_t s) const { return sentence_offsets_[s + 1] - sentence_offsets_[s]; }
-
-  // Raw token views: exactly one of them is non-empty (per header token_dtype), unless no tokens.
-  Span<uint16_t> tokens_u16() const { return tokens_u16_; }
-  Span<int32_t> tokens_i32() const { return tokens_i32_; }
+  OffsetView document_offsets() const { return OffsetView(&document_parts_, counts_.documents + 1); }
+  int64_t sentence_length(int64_t s) const {
+    const OffsetView o = sentence_offsets();
+    return o[s + 1] - o[s];
+  }
 
  private:
   friend class PretrainDataset;
+  struct Shard {
+    int64_t token_base = 0;
+    Span<uint16_t> u16;
+    Span<int32_t> i32;
+    const uint8_t* word_bits = nullptr;
+  };
   std::string name_;
   SplitCounts counts_;
   std::vector<std::unique_ptr<MappedFile>> files_;
-  Span<uint16_t> tokens_u16_;
-  Span<int32_t> tokens_i32_;
-  const uint8_t* word_bits_ = nullptr;
-  Span<int64_t> sentence_offsets_, document_offsets_;
+  std::vector<Shard> shards_;
+  std::vector<OffsetView::Part> sentence_parts_, document_parts_;
+  const Shard& shard_of_token(int64_t i) const;
 };
 
-// An opened dataset folder. Construction validates everything (magic, versions, counts, file
+// An opened dataset folder (either format). Construction validates everything (magic, versions, counts, file
 // sizes, offset monotonicity at the ends); errors name the file and say to re-run
 // `tisa-train prepare pretrain`.
 class PretrainDataset {
@@ -210,7 +301,8 @@ class PretrainDataset {
   std::string dir_;
   PretrainHeader header_;
   PretrainSplit train_, valid_;
-  void open_split(PretrainSplit& split, const std::string& name);
+  // Appends the split `name` of the format-1 folder `dir` (header `h`) to `split`.
+  void open_shard_split(PretrainSplit& split, const std::string& dir, const PretrainHeader& h, const std::string& name);
 };
 
 // Parses and validates header.json only (for `inspect`-style commands and cheap checks).

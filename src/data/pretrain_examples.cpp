@@ -76,8 +76,8 @@ std::shared_ptr<const EpochPlan> ExampleBuilder::make_plan(int64_t epoch) const 
   plan->epoch = epoch;
   const uint64_t key = static_cast<uint64_t>(epoch_key(epoch));
   const int64_t max_tokens = options_.max_seq_length - 3;
-  const Span<int64_t> docs = split_->document_offsets();
-  const Span<int64_t> sents = split_->sentence_offsets();
+  const OffsetView docs = split_->document_offsets();
+  const OffsetView sents = split_->sentence_offsets();
   auto& chunks = plan->chunks;
   chunks.reserve(static_cast<size_t>(split_->num_tokens() / std::max<int64_t>(1, max_tokens / 2) + 16));
   for (int64_t d = 0; d < split_->num_documents(); ++d) {
@@ -164,7 +164,7 @@ PretrainExample ExampleBuilder::build(const EpochPlan& plan, int64_t index) cons
 // A and B: a chunk of several sentences is cut at a random sentence boundary; a one-sentence
 // chunk at a random word start inside it (any token boundary when it is one word).
 ExampleBuilder::SegmentPair ExampleBuilder::split_chunk(const Chunk& c, CounterRng& rng) const {
-  const Span<int64_t> sents = split_->sentence_offsets();
+  const OffsetView sents = split_->sentence_offsets();
   SegmentPair p;
   const int64_t n_sent = c.end_sentence - c.first_sentence;
   if (n_sent >= 2) {

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "common/error.h"
 
 namespace tisa::prep {
@@ -108,90 +110,279 @@ bool is_chapter_heading(std::string_view para) {
   return false;
 }
 
-void add_paragraph(TextDocument& doc, std::string_view para) {
-  for (auto& s : split_sentences(para)) doc.push_back(std::move(s));
-}
+// ------------------------------------------------------------------------------ parsers
+// One parser per format, fed line by line; documents go to the sink as soon as they end.
+class Parser {
+ public:
+  Parser(ReadReport& report, const DocumentSink& sink) : report_(report), sink_(sink) {}
+  virtual ~Parser() = default;
+  virtual void line(std::string_view line, int64_t number) = 0;
+  virtual void finish() { end_document(); }
 
-std::vector<TextDocument> read_albert(const std::vector<std::string_view>& lines) {
-  std::vector<TextDocument> docs(1);
-  for (auto line : lines) {
+ protected:
+  ReadReport& report_;
+  const DocumentSink& sink_;
+  TextDocument doc_;
+  int64_t doc_bytes_ = 0;
+
+  // Counts a line's text; returns it trimmed.
+  std::string_view count(std::string_view line) {
     const std::string_view t = trim(line);
-    if (t.empty()) {
-      if (!docs.back().empty()) docs.emplace_back();
-      continue;
-    }
-    docs.back().push_back(collapse_spaces(t));
+    report_.text_bytes += static_cast<int64_t>(t.size());
+    return t;
   }
-  return docs;
-}
+  void keep(std::string_view t) { report_.kept_bytes += static_cast<int64_t>(t.size()); }
+  void drop(const char* reason, std::string_view t) {
+    if (!t.empty()) report_.dropped[reason] += static_cast<int64_t>(t.size());
+  }
+  void add_sentence(std::string sentence) {
+    doc_bytes_ += static_cast<int64_t>(sentence.size());
+    doc_.push_back(std::move(sentence));
+    if (doc_bytes_ > kMaxDocumentBytes) {
+      ++report_.documents_cut;
+      end_document();
+    }
+  }
+  void add_paragraph(std::string_view para) {
+    for (auto& s : split_sentences(para)) add_sentence(std::move(s));
+  }
+  void end_document() {
+    if (doc_.empty()) return;
+    ++report_.documents;
+    report_.sentences += static_cast<int64_t>(doc_.size());
+    TextDocument out;
+    out.swap(doc_);
+    doc_bytes_ = 0;
+    sink_(std::move(out));
+  }
+};
 
-std::vector<TextDocument> read_wikitext(const std::vector<std::string_view>& lines) {
-  std::vector<TextDocument> docs(1);
-  for (auto line : lines) {
-    if (trim(line).empty() || is_wikitext_heading(line)) continue;
+class AlbertParser : public Parser {
+ public:
+  using Parser::Parser;
+  void line(std::string_view line, int64_t) override {
+    const std::string_view t = count(line);
+    if (t.empty()) return end_document();
+    keep(t);
+    add_sentence(collapse_spaces(t));
+  }
+};
+
+class WikiTextParser : public Parser {
+ public:
+  using Parser::Parser;
+  void line(std::string_view line, int64_t) override {
+    const std::string_view t = count(line);
+    if (t.empty()) return;
+    if (is_wikitext_heading(line)) return drop("wikitext section headings", t);
     if (is_wikitext_title(line)) {
-      if (!docs.back().empty()) docs.emplace_back();
-      continue;
+      end_document();
+      return drop("wikitext article titles", t);
     }
-    add_paragraph(docs.back(), wikitext_detokenize(line));
+    keep(t);
+    add_paragraph(wikitext_detokenize(line));
   }
-  return docs;
+};
+
+bool is_start_marker(std::string_view l) { return starts_with(l, "*** START OF") || starts_with(l, "***START OF"); }
+bool is_end_marker(std::string_view l) { return starts_with(l, "*** END OF") || starts_with(l, "***END OF"); }
+
+// Project Gutenberg's licence, after "*** END OF", ends with this paragraph (or, in older files,
+// with a "*** END: FULL LICENSE" line); what follows it is the next book's header or other text.
+bool ends_licence(std::string_view l) {
+  return l.find("hear about new eBooks") != std::string_view::npos || starts_with(l, "*** END: FULL LICENSE") ||
+         starts_with(l, "*END*THE SMALL PRINT");
 }
 
-std::vector<TextDocument> read_gutenberg(const std::vector<std::string_view>& all) {
-  size_t begin = 0, end = all.size();
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (starts_with(all[i], "*** START OF") || starts_with(all[i], "***START OF")) {
-      begin = i + 1;
-      break;
+class GutenbergParser : public Parser {
+ public:
+  using Parser::Parser;
+  void line(std::string_view line, int64_t) override {
+    switch (state_) {
+      case State::kPreamble: return preamble_line(line);
+      case State::kBody: return body_line(line);
+      case State::kLicence: return licence_line(line);
     }
   }
-  for (size_t i = begin; i < all.size(); ++i)
-    if (starts_with(all[i], "*** END OF") || starts_with(all[i], "***END OF")) {
-      end = i;
-      break;
-    }
-  std::vector<TextDocument> docs(1);
-  std::string para;
-  auto flush = [&] {
-    const std::string p = collapse_spaces(para);
-    para.clear();
-    if (p.empty()) return;
-    if (is_chapter_heading(p)) {
-      if (!docs.back().empty()) docs.emplace_back();
+  void finish() override {
+    if (state_ == State::kPreamble) keep_held();
+    if (state_ == State::kLicence) drop_held();  // a licence at the end of the file
+    flush_paragraph();
+    end_document();
+  }
+
+ private:
+  // kPreamble: before a START marker, lines held until one comes (they were a header) or more
+  // than a header's size has passed (there is none: they are text). kLicence: after an END
+  // marker, held until the licence's last paragraph or a START (dropped), or until more than a
+  // licence's size has passed without either (kept: it was text, not a licence).
+  enum class State { kPreamble, kBody, kLicence };
+  static constexpr const char* kBoilerplate = kBoilerplateReason;
+  State state_ = State::kPreamble;
+  std::vector<std::string> held_;
+  int64_t held_bytes_ = 0;
+  std::string para_;
+  int64_t para_text_ = 0;  // text bytes of the paragraph's lines (before joining)
+
+  void hold(std::string_view line) {
+    held_.emplace_back(line);
+    held_bytes_ += static_cast<int64_t>(trim(line).size());
+  }
+  void drop_held() {
+    report_.text_bytes += held_bytes_;
+    if (held_bytes_ > 0) report_.dropped[kBoilerplate] += held_bytes_;
+    held_.clear();
+    held_bytes_ = 0;
+  }
+  void keep_held() {
+    state_ = State::kBody;
+    std::vector<std::string> lines;
+    lines.swap(held_);
+    held_bytes_ = 0;
+    for (const auto& l : lines) body_line(l);
+  }
+  void preamble_line(std::string_view line) {
+    if (is_start_marker(line)) {
+      drop_held();
+      drop(kBoilerplate, count(line));
+      state_ = State::kBody;
       return;
     }
-    add_paragraph(docs.back(), p);
-  };
-  for (size_t i = begin; i < end; ++i) {
-    if (trim(all[i]).empty()) {
-      flush();
-      continue;
-    }
-    para.append(all[i]);
-    para.push_back(' ');
+    hold(line);
+    if (held_bytes_ > kMaxBoilerplateBytes || is_end_marker(line)) keep_held();
   }
-  flush();
-  return docs;
+  void licence_line(std::string_view line) {
+    if (is_start_marker(line) || ends_licence(line)) {
+      drop_held();
+      drop(kBoilerplate, count(line));
+      state_ = is_start_marker(line) ? State::kBody : State::kPreamble;
+      return;
+    }
+    hold(line);
+    if (held_bytes_ > kMaxBoilerplateBytes) keep_held();
+  }
+  void body_line(std::string_view line) {
+    if (is_end_marker(line) || is_start_marker(line)) {
+      drop(kBoilerplate, count(line));
+      flush_paragraph();
+      end_document();  // every book is its own document
+      if (is_end_marker(line)) state_ = State::kLicence;
+      return;
+    }
+    const std::string_view t = count(line);
+    if (t.empty()) return flush_paragraph();
+    para_.append(line);
+    para_.push_back(' ');
+    para_text_ += static_cast<int64_t>(t.size());
+    if (static_cast<int64_t>(para_.size()) > kMaxDocumentBytes) flush_paragraph();  // a file without blank lines
+  }
+  void flush_paragraph() {
+    const std::string p = collapse_spaces(para_);
+    const int64_t text = para_text_;
+    para_.clear();
+    para_text_ = 0;
+    if (p.empty()) return;
+    if (is_chapter_heading(p)) {
+      end_document();
+      report_.dropped["chapter headings"] += text;
+      return;
+    }
+    report_.kept_bytes += text;
+    add_paragraph(p);
+  }
+};
+
+class LinesParser : public Parser {
+ public:
+  using Parser::Parser;
+  void line(std::string_view line, int64_t) override {
+    const std::string_view t = count(line);
+    if (t.empty()) return;
+    keep(t);
+    add_paragraph(t);
+    end_document();
+  }
+};
+
+class JsonlParser : public Parser {
+ public:
+  JsonlParser(ReadReport& report, const DocumentSink& sink, const ReaderOptions& options)
+      : Parser(report, sink), field_(options.text_field) {}
+  void line(std::string_view line, int64_t number) override {
+    if (trim(line).empty()) return;
+    const std::string where = report_.path + ":" + std::to_string(number) + ": ";
+    nlohmann::json j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      throw Error(where + "not a JSON object (--format jsonl expects one object per line)");
+    const auto it = j.find(field_);
+    if (it == j.end()) {
+      std::string keys;
+      for (const auto& [k, v] : j.items()) keys += (keys.empty() ? "" : ", ") + k;
+      throw Error(where + "the object has no \"" + field_ + "\" field (it has: " + keys +
+                  "); choose the field with --text-field");
+    }
+    if (!it->is_string()) throw Error(where + "\"" + field_ + "\" is " + it->type_name() + ", expected a string");
+    const std::string& text = it->get_ref<const std::string&>();
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t nl = text.find('\n', start);
+      if (nl == std::string::npos) nl = text.size();
+      const std::string_view t = count(std::string_view(text).substr(start, nl - start));
+      if (!t.empty()) {
+        keep(t);
+        add_paragraph(t);
+      }
+      start = nl + 1;
+    }
+    end_document();
+  }
+
+ private:
+  std::string field_;
+};
+
+std::unique_ptr<Parser> make_parser(CorpusFormat format, ReadReport& report, const DocumentSink& sink,
+                                    const ReaderOptions& options) {
+  switch (format) {
+    case CorpusFormat::kAlbert: return std::make_unique<AlbertParser>(report, sink);
+    case CorpusFormat::kWikiText: return std::make_unique<WikiTextParser>(report, sink);
+    case CorpusFormat::kGutenberg: return std::make_unique<GutenbergParser>(report, sink);
+    case CorpusFormat::kLines: return std::make_unique<LinesParser>(report, sink);
+    case CorpusFormat::kJsonl: return std::make_unique<JsonlParser>(report, sink, options);
+    case CorpusFormat::kAuto: break;
+  }
+  throw Error("internal: no parser for format auto");
 }
 
-std::vector<TextDocument> read_lines(const std::vector<std::string_view>& lines) {
-  std::vector<TextDocument> docs;
-  for (auto line : lines) {
-    if (trim(line).empty()) continue;
-    docs.emplace_back();
-    add_paragraph(docs.back(), line);
+// Feeds lines from `next` to the format's parser; kAuto first holds 64 KiB of lines to decide.
+template <typename NextLine>
+void parse_lines(CorpusFormat format, ReadReport& report, const DocumentSink& sink, const ReaderOptions& options,
+                 NextLine&& next) {
+  std::string line;
+  int64_t number = 0;
+  std::vector<std::string> head;
+  if (format == CorpusFormat::kAuto) {
+    std::string sample;
+    while (sample.size() < 64 * 1024 && next(line)) {
+      sample.append(line).push_back('\n');
+      head.push_back(line);
+    }
+    format = detect_corpus_format(sample);
   }
-  return docs;
+  report.format = format;
+  const auto parser = make_parser(format, report, sink, options);
+  for (const auto& l : head) parser->line(l, ++number);
+  while (next(line)) parser->line(line, ++number);
+  parser->finish();
 }
 
 }  // namespace
 
 CorpusFormat parse_corpus_format(const std::string& name) {
   for (CorpusFormat f : {CorpusFormat::kAuto, CorpusFormat::kAlbert, CorpusFormat::kWikiText,
-                         CorpusFormat::kGutenberg, CorpusFormat::kLines})
+                         CorpusFormat::kGutenberg, CorpusFormat::kLines, CorpusFormat::kJsonl})
     if (name == corpus_format_name(f)) return f;
-  throw Error("unknown corpus format '" + name + "' (expected one of: auto, albert, wikitext, gutenberg, lines)");
+  throw Error("unknown corpus format '" + name + "' (expected one of: auto, albert, wikitext, gutenberg, lines, jsonl)");
 }
 
 const char* corpus_format_name(CorpusFormat format) {
@@ -201,6 +392,7 @@ const char* corpus_format_name(CorpusFormat format) {
     case CorpusFormat::kWikiText: return "wikitext";
     case CorpusFormat::kGutenberg: return "gutenberg";
     case CorpusFormat::kLines: return "lines";
+    case CorpusFormat::kJsonl: return "jsonl";
   }
   return "?";
 }
@@ -222,6 +414,12 @@ std::string normalize_text(std::string_view text) {
 
 CorpusFormat detect_corpus_format(std::string_view text) {
   const auto lines = split_lines(text.substr(0, 64 * 1024));
+  for (auto line : lines) {
+    const std::string_view t = trim(line);
+    if (t.empty()) continue;
+    if (t.front() == '{' && t.back() == '}' && nlohmann::json::accept(t)) return CorpusFormat::kJsonl;
+    break;
+  }
   int64_t non_empty = 0, leading_space = 0, sentence_end = 0, blank = 0, bytes = 0;
   bool title = false;
   for (auto line : lines) {
@@ -251,20 +449,40 @@ CorpusFormat detect_corpus_format(std::string_view text) {
   return CorpusFormat::kGutenberg;
 }
 
-std::vector<TextDocument> read_corpus_text(std::string_view raw, CorpusFormat format, CorpusFormat* used) {
+int64_t ReadReport::dropped_beyond_boilerplate() const {
+  int64_t n = 0;
+  for (const auto& [reason, bytes] : dropped)
+    if (reason != kBoilerplateReason) n += bytes;
+  return n;
+}
+
+ReadReport read_corpus_file(const std::string& path, CorpusFormat format, const ReaderOptions& options,
+                            const DocumentSink& sink) {
+  ReadReport report;
+  report.path = path;
+  LineReader reader(path);
+  report.compression = reader.compression();
+  parse_lines(format, report, sink, options, [&](std::string& line) { return reader.next(line); });
+  report.bytes = reader.bytes_read();
+  return report;
+}
+
+std::vector<TextDocument> read_corpus_text(std::string_view raw, CorpusFormat format, CorpusFormat* used,
+                                           ReadReport* report_out, const ReaderOptions& options) {
   const std::string text = normalize_text(raw);
-  if (format == CorpusFormat::kAuto) format = detect_corpus_format(text);
-  if (used) *used = format;
   const auto lines = split_lines(text);
   std::vector<TextDocument> docs;
-  switch (format) {
-    case CorpusFormat::kAlbert: docs = read_albert(lines); break;
-    case CorpusFormat::kWikiText: docs = read_wikitext(lines); break;
-    case CorpusFormat::kGutenberg: docs = read_gutenberg(lines); break;
-    case CorpusFormat::kLines: docs = read_lines(lines); break;
-    case CorpusFormat::kAuto: break;
-  }
-  docs.erase(std::remove_if(docs.begin(), docs.end(), [](const TextDocument& d) { return d.empty(); }), docs.end());
+  ReadReport report;
+  report.bytes = static_cast<int64_t>(raw.size());
+  size_t i = 0;
+  parse_lines(format, report, [&](TextDocument&& d) { docs.push_back(std::move(d)); }, options,
+              [&](std::string& line) {
+                if (i == lines.size()) return false;
+                line.assign(lines[i++]);
+                return true;
+              });
+  if (used) *used = report.format;
+  if (report_out) *report_out = std::move(report);
   return docs;
 }
 

@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "prep/corpus_source.h"
 #include "prep/validation_split.h"
 #include "text/batch_encode.h"
 #include "text/tokenizer.h"
@@ -45,6 +47,28 @@ void copy_tokenizer_into_dataset(const std::string& tokenizer_path, const std::s
   fs::write_file_atomic((stdfs::path(output_dir) / name).string(), fs::read_file(tokenizer_path));
 }
 
+std::string percent(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f %%", 100.0 * share);
+  return buf;
+}
+
+// "read N bytes, text T, kept K (x %), dropped: reason n, ..."
+std::string drop_summary(const ReadReport& r) {
+  std::string s = "read " + std::to_string(r.bytes) + " bytes (" + compression_name(r.compression) + "), " +
+                  corpus_format_name(r.format) + " format: text " + std::to_string(r.text_bytes) + " bytes, kept " +
+                  std::to_string(r.kept_bytes) + " (" +
+                  percent(r.text_bytes ? static_cast<double>(r.kept_bytes) / static_cast<double>(r.text_bytes) : 1.0) +
+                  ")";
+  for (const auto& [reason, bytes] : r.dropped) s += ", dropped " + std::to_string(bytes) + " as " + reason;
+  return s;
+}
+
+void log_file_report(const ReadReport& r) {
+  spdlog::info("[data] {}: {}; {} documents, {} sentences{}", r.path, drop_summary(r), r.documents, r.sentences,
+               r.documents_cut ? ", " + std::to_string(r.documents_cut) + " documents cut at 64 MiB" : "");
+}
+
 }  // namespace
 
 PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const text::Tokenizer& tok) {
@@ -52,46 +76,9 @@ PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const te
   if (!(o.valid_fraction >= 0 && o.valid_fraction < 1))
     throw Error("prepare pretrain: --valid-fraction must lie in [0, 1), got " + std::to_string(o.valid_fraction));
   const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<std::string> files = expand_inputs(o.inputs);
   PreparePretrainReport report;
-
-  // Pass 1: documents per file.
-  std::vector<int64_t> docs_per_file;
-  std::vector<int64_t> doc_bytes;  // every document's size, in input order
-  for (const auto& path : o.inputs) {
-    const std::string raw = fs::read_utf8_text_file(path);
-    report.input_bytes += static_cast<int64_t>(raw.size());
-    CorpusFormat used;
-    const auto docs = read_corpus_text(raw, o.format, &used);
-    docs_per_file.push_back(static_cast<int64_t>(docs.size()));
-    for (const auto& doc : docs) {
-      int64_t bytes = 0;
-      for (const auto& sentence : doc) bytes += static_cast<int64_t>(sentence.size());
-      doc_bytes.push_back(bytes);
-    }
-    report.formats.push_back(corpus_format_name(used));
-    spdlog::info("[data] {}: {} format, {} documents", path, corpus_format_name(used), docs.size());
-  }
-  int64_t total_docs = 0;
-  for (int64_t n : docs_per_file) total_docs += n;
-  if (total_docs == 0) throw Error("prepare pretrain: the inputs hold no text");
-
-  // Seeded choice of whole validation documents by share of text (validation_split.h).
-  const std::vector<uint8_t> is_valid = choose_validation_documents(doc_bytes, o.valid_fraction, o.seed);
-  {
-    int64_t held = 0, text = 0, docs = 0;
-    for (size_t d = 0; d < doc_bytes.size(); ++d) {
-      text += doc_bytes[d];
-      if (is_valid[d]) held += doc_bytes[d], ++docs;
-    }
-    const double share = static_cast<double>(held) / static_cast<double>(std::max<int64_t>(text, 1));
-    if (o.valid_fraction > 0)
-      spdlog::info("[data] valid split: {} of {} documents, {:.2f} % of the text (--valid-fraction {})", docs,
-                   total_docs, 100.0 * share, o.valid_fraction);
-    if (o.valid_fraction > 0 && share > 2 * o.valid_fraction)
-      spdlog::warn("[data] every document is larger than --valid-fraction {} of the text: the smallest one was "
-                   "held out, {:.2f} % of the text",
-                   o.valid_fraction, 100.0 * share);
-  }
+  const ValidationSplitRule rule{o.valid_fraction, o.seed, o.valid_max_document_bytes};
 
   data::DatasetTokenizerInfo info;
   info.identity = tok.identity();
@@ -106,56 +93,97 @@ PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const te
                             {"version", TISA_VERSION},
                             {"time", when},
                             {"inputs", o.inputs},
-                            {"formats", report.formats},
+                            {"format", corpus_format_name(o.format)},
                             {"tokenizer_path", o.tokenizer_path},
-                            {"valid_fraction", o.valid_fraction},
-                            {"seed", o.seed}};
-  data::PretrainDatasetWriter writer(o.output, info, created);
+                            {"valid_split",
+                             {{"rule", "content-hash"},
+                              {"fraction", o.valid_fraction},
+                              {"max_document_bytes", o.valid_max_document_bytes},
+                              {"seed", o.seed}}}};
+  if (o.format == CorpusFormat::kJsonl || o.format == CorpusFormat::kAuto) created["text_field"] = o.reader.text_field;
+  data::ShardedDatasetWriter writer(o.output, info, created, o.shard_tokens);
   const int32_t forbidden[] = {sp.pad, sp.cls, sp.sep, sp.mask};
+  int64_t valid_bytes = 0, text_bytes = 0;
 
-  // Pass 2: tokenise and write, file by file, in batches of documents.
-  int64_t doc_index = 0;
-  for (size_t f = 0; f < o.inputs.size(); ++f) {
-    const auto docs = read_corpus_text(fs::read_utf8_text_file(o.inputs[f]), parse_corpus_format(report.formats[f]));
-    size_t d0 = 0;
-    while (d0 < docs.size()) {
-      // ~4 MB of text per batch keeps memory flat on large files
-      size_t d1 = d0, bytes = 0;
-      std::vector<std::string> sentences;
-      while (d1 < docs.size() && (bytes < (4u << 20) || d1 == d0)) {
-        for (const auto& s : docs[d1]) {
-          bytes += s.size();
-          sentences.push_back(s);
+  // Tokenises and writes the pending documents (in order) and empties the batch.
+  std::vector<TextDocument> pending;
+  size_t pending_bytes = 0;
+  auto flush = [&] {
+    std::vector<std::string> sentences;
+    for (const auto& d : pending) sentences.insert(sentences.end(), d.begin(), d.end());
+    const auto ids = text::encode_batch(tok, sentences, o.threads);
+    size_t s = 0;
+    for (const TextDocument& d : pending) {
+      int64_t bytes = 0;
+      for (const auto& sentence : d) bytes += static_cast<int64_t>(sentence.size());
+      const bool valid = is_validation_document(rule, document_content_hash(d), bytes);
+      text_bytes += bytes;
+      if (valid) valid_bytes += bytes;
+      data::DocumentTokens doc(d.size());
+      for (auto& st : doc) {
+        st.ids = ids[s++];
+        if (st.ids.empty()) ++report.sentences_without_tokens;
+        st.word_start.resize(st.ids.size());
+        for (size_t i = 0; i < st.ids.size(); ++i) {
+          for (int32_t bad : forbidden)
+            if (bad >= 0 && st.ids[i] == bad) {
+              st.ids[i] = sp.unk >= 0 ? sp.unk : st.ids[i];
+              ++report.specials_replaced;
+            }
+          report.unk_tokens += st.ids[i] == sp.unk;
+          st.word_start[i] = tok.is_word_start(st.ids[i]) ? 1 : 0;
         }
-        ++d1;
+        if (!st.ids.empty()) st.word_start[0] = 1;  // a sentence starts a word
       }
-      const auto ids = text::encode_batch(tok, sentences, o.threads);
-      size_t s = 0;
-      for (size_t d = d0; d < d1; ++d, ++doc_index) {
-        data::DocumentTokens doc(docs[d].size());
-        for (auto& st : doc) {
-          st.ids = ids[s++];
-          st.word_start.resize(st.ids.size());
-          for (size_t i = 0; i < st.ids.size(); ++i) {
-            for (int32_t bad : forbidden)
-              if (bad >= 0 && st.ids[i] == bad) {
-                st.ids[i] = sp.unk >= 0 ? sp.unk : st.ids[i];
-                ++report.specials_replaced;
-              }
-            st.word_start[i] = tok.is_word_start(st.ids[i]) ? 1 : 0;
-          }
-          if (!st.ids.empty()) st.word_start[0] = 1;  // a sentence starts a word
-        }
-        writer.add_document(is_valid[doc_index] ? "valid" : "train", doc);
-      }
-      d0 = d1;
+      writer.add_document(valid ? "valid" : "train", doc);
     }
+    pending.clear();
+    pending_bytes = 0;
+  };
+
+  for (const std::string& path : files) {
+    ReadReport r = read_corpus_file(path, o.format, o.reader, [&](TextDocument&& d) {
+      for (const auto& sentence : d) pending_bytes += sentence.size();
+      pending.push_back(std::move(d));
+      if (pending_bytes >= (4u << 20)) flush();  // ~4 MB of text per batch keeps memory flat
+    });
+    report.input_bytes += r.bytes;
+    log_file_report(r);
+    if (r.dropped_share() > o.max_drop_share)
+      throw Error(path + ": " + drop_summary(r) + ". Read as " + corpus_format_name(r.format) + ", " +
+                  percent(r.dropped_share()) + " of its text would be dropped as headings or titles (limit " +
+                  "--max-drop-share " + std::to_string(o.max_drop_share) +
+                  "): the file is probably not in that format; choose another --format (lines keeps every line) " +
+                  "or raise --max-drop-share if the loss is wanted");
+    report.files.push_back(std::move(r));
+  }
+  flush();
+  const data::SplitCounts train = writer.counts("train"), valid = writer.counts("valid");
+  if (train.documents + valid.documents == 0) throw Error("prepare pretrain: the inputs hold no text");
+  if (train.documents == 0)
+    throw Error("prepare pretrain: every document went to the valid split (--valid-fraction " +
+                std::to_string(o.valid_fraction) + "); lower it");
+  if (o.valid_fraction > 0 && valid.documents == 0)
+    spdlog::warn("[data] no document of the {} was drawn for the valid split (each is drawn with probability "
+                 "--valid-fraction {}, documents over --valid-max-document-bytes {} never): the split is empty; raise "
+                 "--valid-fraction or try another --seed if this dataset is trained on alone",
+                 train.documents, o.valid_fraction, o.valid_max_document_bytes);
+  if (o.valid_fraction > 0) {
+    const double share = static_cast<double>(valid_bytes) / static_cast<double>(std::max<int64_t>(text_bytes, 1));
+    spdlog::info("[data] valid split: {} of {} documents, {:.2f} % of the text (--valid-fraction {})", valid.documents,
+                 valid.documents + train.documents, 100.0 * share, o.valid_fraction);
+    if (share > 2 * o.valid_fraction || share < 0.5 * o.valid_fraction)
+      spdlog::warn("[data] the valid split holds {:.2f} % of the text, far from --valid-fraction {}: with few "
+                   "documents the per-document draw is coarse",
+                   100.0 * share, o.valid_fraction);
   }
   copy_tokenizer_into_dataset(o.tokenizer_path, tok.type(), o.output);  // before finish(): the manifest hashes it
   report.header = writer.finish();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (report.specials_replaced > 0)
     spdlog::warn("[data] {} special-token ids in the text were replaced by unk", report.specials_replaced);
+  if (report.sentences_without_tokens > 0)
+    spdlog::warn("[data] {} sentences gave no token ids and were not written", report.sentences_without_tokens);
   return report;
 }
 

@@ -1,25 +1,34 @@
 // Which documents of a corpus form the validation split of `prepare pretrain`. Torch-free.
 //
-// The split holds out whole documents (no sentence of a validation document is trained on), and
-// `fraction` is the share of the corpus *text* held out, not of the document count: corpora mix
-// documents of very different sizes — a Gutenberg chapter of 20 kB beside a play collection
-// without chapter marks of 1.1 MB — and counting documents let one such document become 85 % of
-// the validation set while it was missing from training altogether (the `cpu` paper run measured
-// its MLM accuracy mostly on Shakespeare, a text it never trained on).
+// The split holds out whole documents (no sentence of a validation document is trained on), each
+// decided alone from its own content, so that preparation streams (no pass over the corpus
+// first) and gives the same split whatever the order, file or shard a document comes in —
+// preparing a corpus in one go or in shards and combining them yields the same dataset, and
+// duplicated documents land on one side together.
 //
-// Rule: documents are visited in the order of their keys CounterRng(seed, split-stream, global
-// document index) — deterministic from the seed, independent of threads — and a document is held
-// out when it still fits in the budget fraction · total size. A document larger than what is left
-// of the budget stays in training. When fraction > 0 and no document fits (every document is
-// larger than the budget) the smallest one is held out, so that a validation split exists; the
-// caller reports the share that results. At least one document always stays in training.
+// Rule: document d is held out when u(d) < fraction, where u(d) is uniform in [0, 1) from
+// CounterRng(seed, split-stream, FNV-1a 64 of its sentences joined by '\n'), and d is at most
+// max_document_bytes long. The expected share of text held out is `fraction` of the documents
+// that may be held out; the cap keeps a single very long document (a book or play collection
+// without chapter marks) from becoming most of the validation text — the `cpu` paper run once
+// measured its MLM accuracy mostly on one such text. prepare reports the share that results.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tisa::prep {
 
-// sizes[d]: size of document d (bytes of text); returns 1 for the documents held out.
-std::vector<uint8_t> choose_validation_documents(const std::vector<int64_t>& sizes, double fraction, uint64_t seed);
+struct ValidationSplitRule {
+  double fraction = 0.01;
+  uint64_t seed = 12345;
+  int64_t max_document_bytes = 1 << 20;
+};
+
+// FNV-1a 64 of the sentences joined by '\n' (the key of the rule above).
+uint64_t document_content_hash(const std::vector<std::string>& sentences);
+
+// True when the document (its content hash and its bytes of text) belongs to the validation split.
+bool is_validation_document(const ValidationSplitRule& rule, uint64_t content_hash, int64_t bytes);
 
 }  // namespace tisa::prep

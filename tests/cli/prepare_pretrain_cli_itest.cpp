@@ -49,8 +49,8 @@ TEST(PreparePretrainCli, WritesALoadableDataset) {
     EXPECT_EQ(ds->header().train.documents + ds->header().valid.documents, 13 + 60);
     const auto& h = ds->header();
     EXPECT_GE(h.valid.documents, 1);
-    EXPECT_NEAR(static_cast<double>(h.valid.tokens) / static_cast<double>(h.train.tokens + h.valid.tokens), 0.05,
-                0.01);  // --valid-fraction is a share of the text
+    EXPECT_LT(static_cast<double>(h.valid.tokens) / static_cast<double>(h.train.tokens + h.valid.tokens),
+              0.15);  // each document drawn with probability 0.05
     tisa::data::ExampleOptions o;
     o.max_seq_length = 128;
     auto builder = std::make_shared<tisa::data::ExampleBuilder>(ds, "train", o);
@@ -67,7 +67,7 @@ TEST(PreparePretrainCli, WritesALoadableDataset) {
   }
 
   // a truncated split file is reported with its name and the command to re-run
-  std::filesystem::resize_file(out + "/train.sentences.bin", 100);
+  std::filesystem::resize_file(out + "/shards/00000/train.sentences.bin", 100);
   try {
     tisa::data::PretrainDataset broken(out);
     FAIL() << "expected an error";
@@ -102,4 +102,56 @@ TEST(PreparePretrainCli, ASecondPreparationIntoTheSameFolderIsRefused) {
             std::string::npos)
       << slurp(dir + "/log.txt");
   EXPECT_FALSE(std::filesystem::exists(out + "/header.json"));
+}
+
+// Issue 33: a folder, a glob and a gzip-compressed JSON Lines file are inputs like any file; two
+// datasets prepared apart combine into one (`prepare combine`), counts adding up, and a combined
+// dataset of different tokenizers is refused.
+TEST(PreparePretrainCli, FoldersGlobsJsonlGzipAndCombine) {
+  TISA_REQUIRE_SHARED(kBook);
+  TISA_REQUIRE_SHARED(kWiki);
+  TISA_REQUIRE_SHARED(kAlbert);
+  const std::string dir = make_temp_dir("prep_cli_forms");
+  std::filesystem::create_directories(dir + "/corpus/books");
+  std::filesystem::copy_file(shared_path(kBook), dir + "/corpus/books/alice.txt");
+  {
+    std::ofstream j(dir + "/corpus/articles.jsonl");
+    j << "{\"id\": 1, \"text\": \"An article. It has two sentences.\\nA second paragraph.\"}\n"
+      << "{\"id\": 2, \"text\": \"Another article, short.\"}\n";
+  }
+  ASSERT_EQ(run("gzip " + dir + "/corpus/articles.jsonl"), 0);
+  const std::string tool = bin_dir() + "/tisa-train prepare pretrain --tokenizer " + shared_path(kAlbert) +
+                           " --valid-fraction 0 --threads 1 ";
+  ASSERT_EQ(run(tool + "--input " + dir + "/corpus/books '" + dir + "/corpus/*.gz' --output " + dir + "/a > " + dir +
+                "/a.txt 2>&1"),
+            0)
+      << slurp(dir + "/a.txt");
+  const std::string log = slurp(dir + "/a.txt");
+  EXPECT_NE(log.find("articles.jsonl.gz: read"), std::string::npos) << log;
+  EXPECT_NE(log.find("(gzip), jsonl format"), std::string::npos) << log;
+  EXPECT_NE(log.find("dropped"), std::string::npos) << log;  // the book's header and licence, reported
+  ASSERT_EQ(run(tool + "--input " + shared_path(kWiki) + " --output " + dir + "/b > " + dir + "/b.txt 2>&1"), 0)
+      << slurp(dir + "/b.txt");
+  ASSERT_EQ(run(bin_dir() + "/tisa-train prepare combine --input " + dir + "/a " + dir + "/b --output " + dir +
+                "/ab > " + dir + "/ab.txt 2>&1"),
+            0)
+      << slurp(dir + "/ab.txt");
+  const tisa::data::PretrainDataset a(dir + "/a"), b(dir + "/b"), ab(dir + "/ab");
+  EXPECT_EQ(a.header().train.documents, 13 + 2);
+  EXPECT_EQ(ab.header().train.tokens, a.header().train.tokens + b.header().train.tokens);
+  EXPECT_EQ(ab.split("train").num_documents(), a.header().train.documents + b.header().train.documents);
+  EXPECT_EQ(ab.header().shards.size(), 2u);
+
+  // a dataset of another tokenizer cannot join
+  const char* kBert = "data/tokenizers/bert-base-uncased-vocab.txt";
+  if (tisa::test::file_exists(shared_path(kBert))) {
+    ASSERT_EQ(run(bin_dir() + "/tisa-train prepare pretrain --tokenizer " + shared_path(kBert) +
+                  " --valid-fraction 0 --threads 1 --input " + shared_path(kWiki) + " --output " + dir + "/c > " +
+                  dir + "/c.txt 2>&1"),
+              0);
+    EXPECT_EQ(run(bin_dir() + "/tisa-train prepare combine --input " + dir + "/a " + dir + "/c --output " + dir +
+                  "/ac > " + dir + "/ac.txt 2>&1"),
+              1);
+    EXPECT_NE(slurp(dir + "/ac.txt").find("different tokenizers"), std::string::npos) << slurp(dir + "/ac.txt");
+  }
 }

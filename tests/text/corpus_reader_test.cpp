@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "prep/corpus_reader.h"
+#include "support/expect_error.h"
 
 using namespace tisa::prep;
 using Docs = std::vector<TextDocument>;
@@ -96,4 +97,95 @@ TEST(CorpusReaderTest, NormalisationAndFormatNames) {
     EXPECT_NE(std::string(e.what()).find("gutenberg"), std::string::npos);
   }
   EXPECT_TRUE(read_corpus_text("", CorpusFormat::kAuto).empty());
+}
+
+namespace {
+
+std::string book(const std::string& title, const std::string& body) {
+  return "The Project Gutenberg eBook of " + title + "\n\nTitle: " + title + "\n\n*** START OF THE PROJECT GUTENBERG EBOOK " +
+         title + " ***\n\n" + body + "\n\n*** END OF THE PROJECT GUTENBERG EBOOK " + title +
+         " ***\n\nSection 1. General Terms of Use and Redistributing Project Gutenberg works.\n\n"
+         "This website includes information about Project Gutenberg, including how to\nsubscribe to our email "
+         "newsletter to hear about new eBooks.\n\n";
+}
+
+}  // namespace
+
+// `cat *.txt > corpus.txt` of Gutenberg books: every book keeps its body (issue 33 measured 95 %
+// of such a file dropped after the first book's end marker), each book its own document, and the
+// headers and licences between them are reported as dropped for that reason.
+TEST(CorpusReaderTest, ConcatenatedGutenbergBooksKeepEveryBody) {
+  const std::string text = book("One", "CHAPTER I\n\nFirst book text. It is short.") +
+                           book("Two", "Second book, first paragraph.\n\nSecond paragraph.") +
+                           book("Three", "Third book.");
+  CorpusFormat used;
+  ReadReport r;
+  const Docs docs = read_corpus_text(text, CorpusFormat::kAuto, &used, &r);
+  EXPECT_EQ(used, CorpusFormat::kGutenberg);
+  EXPECT_EQ(docs, (Docs{{"First book text.", "It is short."},
+                        {"Second book, first paragraph.", "Second paragraph."},
+                        {"Third book."}}));
+  EXPECT_EQ(r.documents, 3);
+  EXPECT_EQ(r.dropped_beyond_boilerplate(), 9);
+  EXPECT_GT(r.dropped.at("Project Gutenberg headers and licences"), 0);
+  EXPECT_EQ(r.dropped.at("chapter headings"), 9);  // "CHAPTER I"
+  int64_t dropped = 0;
+  for (const auto& [reason, bytes] : r.dropped) dropped += bytes;
+  EXPECT_EQ(r.kept_bytes + dropped, r.text_bytes);  // every byte of text is kept or dropped for a reason
+}
+
+// Text after a book's end marker that is no licence (more than a licence's size without the
+// licence's last paragraph or a START marker) is kept, not dropped: a book followed by other text.
+TEST(CorpusReaderTest, TextAfterABookThatIsNoLicenceIsKept) {
+  std::string notes = "\n*** END OF THE BOOK ***\nAn afterword.\n\n";
+  for (int i = 0; i < 2000; ++i) notes += "My own notes, line " + std::to_string(i) + ", to be trained on.\n";
+  ReadReport r;
+  const Docs docs =
+      read_corpus_text("*** START OF THE BOOK ***\nThe body.\n" + notes, CorpusFormat::kGutenberg, nullptr, &r);
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0], (TextDocument{"The body."}));
+  EXPECT_EQ(docs[1].front(), "An afterword.");
+  EXPECT_EQ(docs[1].back(), "My own notes, line 1999, to be trained on.");
+  EXPECT_EQ(r.dropped_beyond_boilerplate(), 0);
+  int64_t dropped = 0;
+  for (const auto& [reason, bytes] : r.dropped) dropped += bytes;
+  EXPECT_EQ(dropped, static_cast<int64_t>(std::string("*** START OF THE BOOK ****** END OF THE BOOK ***").size()));
+  EXPECT_EQ(r.kept_bytes + dropped, r.text_bytes);
+}
+
+TEST(CorpusReaderTest, WikiTextReportsTitlesAndHeadings) {
+  ReadReport r;
+  read_corpus_text(" = Title = \n = = Section = = \n Text here .\n", CorpusFormat::kWikiText, nullptr, &r);
+  EXPECT_EQ(r.dropped.at("wikitext article titles"), 9);
+  EXPECT_EQ(r.dropped.at("wikitext section headings"), 15);
+  EXPECT_EQ(r.kept_bytes, 11);
+  EXPECT_EQ(r.text_bytes, 35);
+}
+
+TEST(CorpusReaderTest, JsonLinesDocumentsFieldsAndErrors) {
+  CorpusFormat used;
+  EXPECT_EQ(read_corpus_text("{\"text\": \"One. Two.\"}\n{\"text\": \"Three.\\n\\nFour.\"}\n", CorpusFormat::kAuto, &used),
+            (Docs{{"One.", "Two."}, {"Three.", "Four."}}));
+  EXPECT_EQ(used, CorpusFormat::kJsonl);
+  ReaderOptions body;
+  body.text_field = "body";
+  EXPECT_EQ(read_corpus_text("{\"body\": \"A b.\", \"text\": 3}\n", CorpusFormat::kJsonl, nullptr, nullptr, body),
+            (Docs{{"A b."}}));
+  auto error = [](const std::string& text) {
+    return tisa::test::error_of([&] { read_corpus_text(text, CorpusFormat::kJsonl); });
+  };
+  EXPECT_HAS(error("{\"text\": \"ok\"}\n{\"text\": \"broken}\n"), ":2: not a JSON object");
+  EXPECT_HAS(error("{\"title\": \"x\", \"body\": \"y\"}\n"), "no \"text\" field (it has: body, title)");
+  EXPECT_HAS(error("{\"text\": [1, 2]}\n"), "\"text\" is array, expected a string");
+}
+
+TEST(CorpusReaderTest, OverlongDocumentsAreCutAndCounted) {
+  std::string text;
+  const std::string sentence(1000, 'a');
+  for (int i = 0; i < 70 * 1024; ++i) text += sentence + "\n";  // 70 MiB in one albert document
+  ReadReport r;
+  const Docs docs = read_corpus_text(text, CorpusFormat::kAlbert, nullptr, &r);
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(r.documents_cut, 1);
+  EXPECT_EQ(docs[0].size() + docs[1].size(), 70u * 1024);
 }

@@ -4,7 +4,12 @@
 
 #include <map>
 
+#include <fstream>
+
+#include "common/fs.h"
 #include "data/pretrain_examples.h"
+#include "data/pretrain_loader.h"
+#include "support/expect_error.h"
 #include "prep/prepare_pretrain.h"
 #include "support/test_paths.h"
 #include "text/tokenizer.h"
@@ -26,7 +31,7 @@ double valid_share(const prep::PreparePretrainReport& r) {
 prep::PreparePretrainReport prepare(const std::string& tokenizer, const std::string& out, uint64_t seed = 1,
                                     double valid = 0.05, std::vector<std::string> inputs = {kWiki}) {
   prep::PreparePretrainOptions o;
-  for (const auto& input : inputs) o.inputs.push_back(test::shared_path(input));
+  for (const auto& input : inputs) o.inputs.push_back(input[0] == '/' ? input : test::shared_path(input));
   o.tokenizer_path = test::shared_path(tokenizer);
   o.output = out;
   o.valid_fraction = valid;
@@ -87,10 +92,11 @@ TEST(PreparePretrainTest, WordPieceDatasetMatchesTokenizerAndMasksWell) {
   TISA_REQUIRE_SHARED(kBert);
   const auto dir = test::make_temp_dir("prep_bert");
   const auto r = prepare(kBert, dir);
-  EXPECT_EQ(r.formats, (std::vector<std::string>{"wikitext"}));
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files[0].format, prep::CorpusFormat::kWikiText);
   EXPECT_EQ(r.header.train.documents + r.header.valid.documents, 60);
   EXPECT_GE(r.header.valid.documents, 1);
-  EXPECT_NEAR(valid_share(r), 0.05, 0.01);  // of the tokens; the rule counts bytes of text
+  EXPECT_LT(valid_share(r), 0.15);  // each of 60 articles drawn with probability 0.05
   EXPECT_EQ(r.header.token_dtype, "uint16");
   EXPECT_EQ(r.header.tokenizer.special_ids.mask, 103);
   data::PretrainDataset ds(dir);
@@ -122,7 +128,8 @@ TEST(PreparePretrainTest, SplitIsDeterministicFromSeed) {
   const auto a = prepare(kBert, test::make_temp_dir("prep_s1"), 7, 0.1);
   const auto b = prepare(kBert, test::make_temp_dir("prep_s1b"), 7, 0.1);
   const auto c = prepare(kBert, test::make_temp_dir("prep_s2"), 8, 0.1);
-  EXPECT_NEAR(valid_share(a), 0.1, 0.015);
+  EXPECT_GT(valid_share(a), 0.02);
+  EXPECT_LT(valid_share(a), 0.25);
   EXPECT_EQ(a.header.valid.tokens, b.header.valid.tokens);
   EXPECT_EQ(a.header.valid.sentences, b.header.valid.sentences);
   EXPECT_NE(a.header.valid.tokens, c.header.valid.tokens);
@@ -131,19 +138,173 @@ TEST(PreparePretrainTest, SplitIsDeterministicFromSeed) {
   EXPECT_EQ(none.header.train.tokens, a.header.train.tokens + a.header.valid.tokens);
 }
 
-// The split is a share of the text: a corpus that mixes chapters and articles of ~20 kB with one
-// document of 1.1 MB (tinyshakespeare has no chapter marks) gets a validation split of the asked
-// size from the small documents, and the large one is trained on. Counting documents instead
-// held out 12 of the 123 documents here, 6.3 % of the tokens for --valid-fraction 0.1 — and, with
-// the large one drawn, far more than asked, almost all of it one text never trained on (the
-// `cpu` paper run: 15 of 757 documents, 13 % of the tokens, 85 % of them Shakespeare).
-TEST(PreparePretrainTest, ValidSplitIsTheAskedShareOfTheText) {
+// A corpus that mixes chapters and articles of ~20 kB with one document of 1.1 MB
+// (tinyshakespeare has no chapter marks): the long one is never held out (over
+// --valid-max-document-bytes), so the validation text is drawn from the others, at about the
+// asked share on average. Counting documents, as an early version did, once made the `cpu`
+// paper run's validation split 85 % Shakespeare, a text it never trained on.
+TEST(PreparePretrainTest, LongDocumentTrainsAndValidShareFollowsTheFraction) {
   TISA_REQUIRE_SHARED(kBook);
   TISA_REQUIRE_SHARED(kPlays);
   TISA_REQUIRE_SHARED(kWiki);
   TISA_REQUIRE_SHARED(kAlbert);
-  const auto r = prepare(kAlbert, test::make_temp_dir("prep_share"), 12345, 0.1, {kBook, kPlays, kWiki});
-  EXPECT_EQ(r.header.train.documents + r.header.valid.documents, 62 + 1 + 60);
-  EXPECT_NEAR(valid_share(r), 0.1, 0.015) << r.header.valid.tokens << " of "
-                                          << r.header.train.tokens + r.header.valid.tokens << " tokens";
+  double mean = 0;
+  const uint64_t seeds[] = {1, 2, 3, 4, 5, 6};
+  int64_t plays_tokens = 0;
+  {
+    const auto alone = prepare(kAlbert, test::make_temp_dir("prep_plays"), 1, 0.0, {kPlays});
+    plays_tokens = alone.header.train.tokens;
+  }
+  for (uint64_t seed : seeds) {
+    const auto r = prepare(kAlbert, test::make_temp_dir("prep_share"), seed, 0.1, {kBook, kPlays, kWiki});
+    EXPECT_EQ(r.header.train.documents + r.header.valid.documents, 62 + 1 + 60);
+    EXPECT_LT(r.header.valid.tokens, plays_tokens);  // the plays are not in it
+    const double share = static_cast<double>(r.header.valid.tokens) /
+                         static_cast<double>(r.header.train.tokens + r.header.valid.tokens - plays_tokens);
+    EXPECT_GT(share, 0.01);
+    EXPECT_LT(share, 0.25);
+    mean += share / std::size(seeds);
+  }
+  // of the text that may be held out; one seed's share varies by a few points (documents of
+  // 2-100 kB drawn one by one), the rule's expectation is tested on 20,000 documents
+  // (ValidationSplit.ShareOfDocumentsIsTheFractionAndDecidedByContent)
+  EXPECT_NEAR(mean, 0.1, 0.04);
+}
+
+namespace {
+
+// The first `n` training batches of a dataset (fixed options), and the first of valid.
+std::vector<data::PretrainBatch> batches(const std::string& dir, int n, data::DataPosition start = {}) {
+  auto ds = std::make_shared<const data::PretrainDataset>(dir);
+  data::ExampleOptions eo;
+  eo.max_seq_length = 64;
+  eo.seed = 9;
+  data::LoaderOptions lo;
+  lo.batch_size = 16;
+  lo.workers = 0;
+  std::vector<data::PretrainBatch> out;
+  data::PretrainBatchLoader train(std::make_shared<const data::ExampleBuilder>(ds, "train", eo), lo, start);
+  for (int i = 0; i < n; ++i) {
+    out.emplace_back();
+    EXPECT_TRUE(train.next(out.back()));
+  }
+  lo.loop = false;
+  data::PretrainBatchLoader valid(std::make_shared<const data::ExampleBuilder>(ds, "valid", eo), lo);
+  out.emplace_back();
+  EXPECT_TRUE(valid.next(out.back()));
+  return out;
+}
+
+void expect_same_batches(const std::vector<data::PretrainBatch>& a, const std::vector<data::PretrainBatch>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].input_ids, b[i].input_ids) << "batch " << i;
+    EXPECT_EQ(a[i].masked_positions, b[i].masked_positions) << "batch " << i;
+    EXPECT_EQ(a[i].masked_labels, b[i].masked_labels) << "batch " << i;
+    EXPECT_EQ(a[i].sop_labels, b[i].sop_labels) << "batch " << i;
+  }
+}
+
+}  // namespace
+
+// Issue 33: a few-MB corpus prepared in one go, in many small shards, and in two parts that are
+// combined afterwards trains on identical batches (train and valid); the datasets' identities
+// differ (a checkpoint names the one it trained on), and a resumed loader on the sharded dataset
+// continues exactly where one on the single-shard dataset would.
+TEST(PreparePretrainTest, ShardsAndCombinedPartsGiveIdenticalBatches) {
+  constexpr const char* kAlice = "data/corpus/gutenberg/pg11-0.txt";
+  TISA_REQUIRE_SHARED(kBook);
+  TISA_REQUIRE_SHARED(kAlice);
+  TISA_REQUIRE_SHARED(kWiki);
+  TISA_REQUIRE_SHARED(kAlbert);
+  const auto one = test::make_temp_dir("shard_one");
+  const auto a = prepare(kAlbert, one, 3, 0.05, {kBook, kAlice, kWiki});
+  ASSERT_EQ(a.header.shards.size(), 1u);
+  prep::PreparePretrainOptions o;
+  for (const char* in : {kBook, kAlice, kWiki}) o.inputs.push_back(test::shared_path(in));
+  o.tokenizer_path = test::shared_path(kAlbert);
+  o.valid_fraction = 0.05;
+  o.seed = 3;
+  o.shard_tokens = 40000;
+  o.output = test::make_temp_dir("shard_many");
+  auto tok = text::load_tokenizer(o.tokenizer_path);
+  const auto many = prep::prepare_pretrain(o, *tok);
+  EXPECT_GE(many.header.shards.size(), 5u);
+  const auto part1 = test::make_temp_dir("shard_p1"), part2 = test::make_temp_dir("shard_p2");
+  prepare(kAlbert, part1, 3, 0.05, {kBook});
+  prepare(kAlbert, part2, 3, 0.05, {kAlice, kWiki});
+  const auto combined = test::make_temp_dir("shard_comb") + "/ds";
+  const auto c = data::combine_datasets({part1, part2}, combined);
+  EXPECT_EQ(c.train.tokens, a.header.train.tokens);
+  EXPECT_EQ(c.valid.tokens, a.header.valid.tokens);
+  EXPECT_EQ(c.shards.size(), 2u);
+
+  const auto reference = batches(one, 12);
+  expect_same_batches(batches(o.output, 12), reference);
+  expect_same_batches(batches(combined, 12), reference);
+  EXPECT_NE(a.header.identity, many.header.identity);
+  EXPECT_NE(a.header.identity, c.identity);
+  // exact resume across shards: from the position after batch 5
+  const auto resumed = batches(o.output, 6, reference[5].next_position);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(resumed[i].input_ids, reference[6 + i].input_ids) << "batch " << 6 + i;
+}
+
+// Issue 33: ten-times concatenated books (`cat`) keep all their text: the dataset holds exactly
+// the tokens of the books prepared one by one (the split is by content, so it agrees too).
+TEST(PreparePretrainTest, ConcatenatedBooksKeepAllTheirText) {
+  constexpr const char* kAlice = "data/corpus/gutenberg/pg11-0.txt";
+  constexpr const char* kHuck = "data/corpus/gutenberg/pg76-0.txt";
+  TISA_REQUIRE_SHARED(kAlice);
+  TISA_REQUIRE_SHARED(kHuck);
+  TISA_REQUIRE_SHARED(kAlbert);
+  const auto dir = test::make_temp_dir("prep_cat");
+  std::string all;
+  for (const char* f : {kAlice, kHuck}) all += fs::read_file(test::shared_path(f));
+  {
+    std::ofstream out(dir + "/corpus.txt", std::ios::binary);
+    out << all;
+  }
+  const auto cat = prepare(kAlbert, dir + "/ds", 5, 0.2, {dir + "/corpus.txt"});
+  const auto alice = prepare(kAlbert, dir + "/alice", 5, 0.2, {kAlice});
+  const auto huck = prepare(kAlbert, dir + "/huck", 5, 0.2, {kHuck});
+  EXPECT_GT(cat.header.valid.documents, 0);
+  EXPECT_EQ(cat.files[0].format, prep::CorpusFormat::kGutenberg);
+  EXPECT_EQ(cat.files[0].dropped_beyond_boilerplate(),
+            alice.files[0].dropped_beyond_boilerplate() + huck.files[0].dropped_beyond_boilerplate());
+  EXPECT_EQ(cat.header.train.tokens, alice.header.train.tokens + huck.header.train.tokens);
+  EXPECT_EQ(cat.header.valid.tokens, alice.header.valid.tokens + huck.header.valid.tokens);
+  EXPECT_EQ(cat.header.train.documents + cat.header.valid.documents,
+            alice.header.train.documents + alice.header.valid.documents + huck.header.train.documents +
+                huck.header.valid.documents);
+  EXPECT_EQ(cat.files[0].kept_bytes, alice.files[0].kept_bytes + huck.files[0].kept_bytes);
+}
+
+// A file that its format would mostly drop (here a WikiText-like table of contents: headings
+// with one short line each) is an error that names the file, the format and the way out; raising
+// --max-drop-share lets it through, with the drop reported.
+TEST(PreparePretrainTest, FilesTheirFormatWouldMostlyDropAreAnError) {
+  TISA_REQUIRE_SHARED(kAlbert);
+  const auto dir = test::make_temp_dir("prep_drop");
+  std::string text = " = Contents = \n";
+  for (int i = 0; i < 300; ++i)
+    text += " = = Part " + std::to_string(i) + " of the long list of sections = = \n Entry " + std::to_string(i) + " .\n";
+  {
+    std::ofstream out(dir + "/toc.txt", std::ios::binary);
+    out << text;
+  }
+  const std::string message = test::error_of([&] { prepare(kAlbert, dir + "/ds", 5, 0.0, {dir + "/toc.txt"}); });
+  EXPECT_HAS(message, "toc.txt");
+  EXPECT_HAS(message, "wikitext");
+  EXPECT_HAS(message, "--format");
+  EXPECT_HAS(message, "--max-drop-share");
+  prep::PreparePretrainOptions o;
+  o.inputs = {dir + "/toc.txt"};
+  o.tokenizer_path = test::shared_path(kAlbert);
+  o.output = dir + "/ds2";
+  o.valid_fraction = 0;
+  o.max_drop_share = 1.0;
+  auto tok = text::load_tokenizer(o.tokenizer_path);
+  const auto r = prep::prepare_pretrain(o, *tok);
+  EXPECT_GT(r.files[0].dropped.at("wikitext section headings"), 0);
+  EXPECT_EQ(r.header.train.documents, 1);
 }

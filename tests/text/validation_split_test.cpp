@@ -1,78 +1,54 @@
-// prep::choose_validation_documents: whole documents, by share of text, seeded (hand-computed cases).
+// prep::is_validation_document: whole documents decided by their own content (seeded), the long
+// ones always trained on; order- and shard-independent by construction (properties below).
 #include <gtest/gtest.h>
 
-#include <numeric>
+#include <string>
+#include <vector>
 
 #include "prep/validation_split.h"
 
-using tisa::prep::choose_validation_documents;
+using namespace tisa::prep;
 
 namespace {
 
-int64_t held_bytes(const std::vector<int64_t>& sizes, const std::vector<uint8_t>& held) {
-  int64_t sum = 0;
-  for (size_t d = 0; d < sizes.size(); ++d) sum += held[d] ? sizes[d] : 0;
-  return sum;
-}
+std::vector<std::string> doc(int i) { return {"Document number " + std::to_string(i) + ".", "Second sentence."}; }
 
 }  // namespace
 
-TEST(ValidationSplit, TakesTheShareOfTextAndLeavesALargeDocumentInTraining) {
-  // One document of 100,000 bytes beside 100 of 1,000: 10 % of 200,000 is 20 small documents,
-  // whatever the seed; the large one (half the text) is never held out.
-  std::vector<int64_t> sizes(101, 1000);
-  sizes[37] = 100000;
-  for (uint64_t seed = 1; seed <= 50; ++seed) {
-    const auto held = choose_validation_documents(sizes, 0.1, seed);
-    EXPECT_EQ(held[37], 0) << "seed " << seed;
-    EXPECT_EQ(held_bytes(sizes, held), 20000) << "seed " << seed;
-    EXPECT_EQ(std::accumulate(held.begin(), held.end(), 0), 20) << "seed " << seed;
+TEST(ValidationSplit, ShareOfDocumentsIsTheFractionAndDecidedByContent) {
+  const ValidationSplitRule rule{0.1, 7, 1 << 20};
+  int held = 0;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) held += is_validation_document(rule, document_content_hash(doc(i)), 100);
+  // binomial(20000, 0.1): sd 42; 5 sd either side
+  EXPECT_NEAR(held, n / 10, 210);
+  // the same content gives the same answer, wherever and whenever it comes
+  for (int i = 0; i < 200; ++i)
+    EXPECT_EQ(is_validation_document(rule, document_content_hash(doc(i)), 100),
+              is_validation_document(rule, document_content_hash(doc(i)), 100));
+}
+
+TEST(ValidationSplit, SeedChangesTheDrawAndLongDocumentsAlwaysTrain) {
+  const ValidationSplitRule a{0.5, 1, 1000}, b{0.5, 2, 1000};
+  int differ = 0, long_held = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t h = document_content_hash(doc(i));
+    differ += is_validation_document(a, h, 10) != is_validation_document(b, h, 10);
+    long_held += is_validation_document(a, h, 1001);
   }
+  EXPECT_GT(differ, 400);  // independent draws disagree half of the time
+  EXPECT_LT(differ, 600);
+  EXPECT_EQ(long_held, 0);
 }
 
-TEST(ValidationSplit, FillsTheBudgetWithSmallerDocumentsAfterALargeOne) {
-  // Budget 25 % of 4,000 = 1,000: whichever document comes first in key order, the rest of the
-  // budget is filled by documents that still fit, and it is never exceeded.
-  const std::vector<int64_t> sizes = {600, 500, 400, 300, 200, 2000};
-  for (uint64_t seed = 1; seed <= 50; ++seed) {
-    const auto held = choose_validation_documents(sizes, 0.25, seed);
-    const int64_t used = held_bytes(sizes, held);
-    EXPECT_LE(used, 1000) << "seed " << seed;
-    for (size_t d = 0; d < sizes.size(); ++d)  // no document left in training would still fit
-      if (!held[d]) {
-        EXPECT_GT(used + sizes[d], 1000) << "seed " << seed << ", document " << d;
-      }
-    EXPECT_EQ(held[5], 0) << "seed " << seed;
-  }
+TEST(ValidationSplit, ZeroFractionAndEmptyDocumentsHoldNothingOut) {
+  const uint64_t h = document_content_hash(doc(3));
+  EXPECT_FALSE(is_validation_document({0.0, 1, 1 << 20}, h, 100));
+  EXPECT_FALSE(is_validation_document({0.99, 1, 1 << 20}, h, 0));
 }
 
-TEST(ValidationSplit, IsDeterministicFromTheSeed) {
-  std::vector<int64_t> sizes(200);
-  for (size_t d = 0; d < sizes.size(); ++d) sizes[d] = 100 + static_cast<int64_t>(d * 37 % 900);
-  EXPECT_EQ(choose_validation_documents(sizes, 0.05, 7), choose_validation_documents(sizes, 0.05, 7));
-  EXPECT_NE(choose_validation_documents(sizes, 0.05, 7), choose_validation_documents(sizes, 0.05, 8));
-}
-
-TEST(ValidationSplit, EveryDocumentLargerThanTheBudgetHoldsOutTheSmallest) {
-  // 1 % of 1,600 is 16 bytes: nothing fits, so the smallest document (index 1) is the split.
-  const auto held = choose_validation_documents({500, 300, 800}, 0.01, 1);
-  EXPECT_EQ(held, (std::vector<uint8_t>{0, 1, 0}));
-}
-
-TEST(ValidationSplit, KeepsATrainingDocument) {
-  // 99 % of 101 bytes fits the 100-byte document and not also the 1-byte one, or the reverse;
-  // either way one document is trained on.
-  for (uint64_t seed = 1; seed <= 20; ++seed) {
-    const auto held = choose_validation_documents({1, 100}, 0.99, seed);
-    EXPECT_EQ(held[0] + held[1], 1) << "seed " << seed;
-  }
-  const auto three = choose_validation_documents({1, 1, 1}, 0.99, 3);  // budget 2 bytes
-  EXPECT_EQ(three[0] + three[1] + three[2], 2);
-}
-
-TEST(ValidationSplit, NoFractionOrOneDocumentHoldsOutNothing) {
-  EXPECT_EQ(choose_validation_documents({10, 20, 30}, 0.0, 1), (std::vector<uint8_t>{0, 0, 0}));
-  EXPECT_EQ(choose_validation_documents({10}, 0.5, 1), (std::vector<uint8_t>{0}));
-  // Empty documents hold nothing to evaluate and are never the split.
-  EXPECT_EQ(choose_validation_documents({0, 0, 50, 50}, 0.5, 1)[0], 0);
+TEST(ValidationSplit, ContentHashSeparatesSentences) {
+  // {"ab"} and {"a", "b"} are different documents
+  EXPECT_NE(document_content_hash({"ab"}), document_content_hash({"a", "b"}));
+  EXPECT_NE(document_content_hash({"a", "b"}), document_content_hash({"b", "a"}));
 }
