@@ -3,7 +3,9 @@
 
 #include <filesystem>
 
+#include "common/error.h"
 #include "common/fs.h"
+#include "model/position/registry.h"
 
 namespace tisa::model {
 
@@ -26,9 +28,32 @@ std::map<std::string, std::string> remote_auto_map() {
           {"AutoModelForSequenceClassification", "modeling_tisa_albert.TisaAlbertForSequenceClassification"}};
 }
 
-void write_remote_code_files(const std::string& dir) {
+namespace {
+constexpr const char* kModelingFile = "modeling_tisa_albert.py";
+}  // namespace
+
+const EmbeddedFile* remote_code_fragment(const std::string& name) {
+  for (const auto& file : position_scheme_code_files())
+    if (name + ".py" == file.name) return &file;
+  return nullptr;
+}
+
+std::string remote_modeling_code() {
+  std::string code;
   for (const auto& file : hf_remote_code_files())
-    fs::write_file_atomic((std::filesystem::path(dir) / file.name).string(), file.text);
+    if (std::string(file.name) == kModelingFile) code = file.text;
+  TISA_CHECK(!code.empty(), std::string("remote code: ") + kModelingFile + " is not compiled in");
+  for (const auto& name : relative_scheme_names())
+    if (const EmbeddedFile* fragment = remote_code_fragment(name))
+      code += "\n\n# --- " + name + " (src/model/position/" + fragment->name + ")\n" + fragment->text;
+  return code;
+}
+
+void write_remote_code_files(const std::string& dir) {
+  for (const auto& file : hf_remote_code_files()) {
+    const std::string path = (std::filesystem::path(dir) / file.name).string();
+    fs::write_file_atomic(path, std::string(file.name) == kModelingFile ? remote_modeling_code() : file.text);
+  }
 }
 
 }  // namespace tisa::model

@@ -40,6 +40,17 @@ inline const SchemeVariant kSchemeVariants[] = {
     {"sinusoidal", false, "sinusoidal", false, true},
 };
 
+// Settings of the schemes for tiny models and inputs of about a dozen tokens: Shaw's clip and T5's
+// buckets shorter than the inputs, few TISA kernels, a small FIRE MLP.
+inline void set_small_scheme_settings(config::ModelConfig& c) {
+  c.position.settings<tisa::model::ShawSettings>().max_distance = 3;
+  c.position.settings<tisa::model::TisaSettings>().kernels = 2;
+  c.position.settings<tisa::model::T5Settings>().num_buckets = 8;
+  c.position.settings<tisa::model::T5Settings>().max_distance = 16;
+  c.position.settings<tisa::model::FireSettings>().hidden_size = 8;
+  c.position.settings<tisa::model::FireSettings>().init_threshold = 6;  // below the test length 11: FIRE's per-query normaliser path
+}
+
 inline config::ModelConfig tiny_model(const SchemeVariant& v) {
   config::ModelConfig c;
   c.vocab_size = 50;
@@ -51,13 +62,8 @@ inline config::ModelConfig tiny_model(const SchemeVariant& v) {
   c.max_position_embeddings = 32;
   c.position.absolute = v.absolute;
   c.position.relative = v.relative;
-  c.position.settings<tisa::model::ShawSettings>().max_distance = 3;
+  set_small_scheme_settings(c);
   c.position.settings<tisa::model::ShawSettings>().values = v.shaw_values;
-  c.position.settings<tisa::model::TisaSettings>().kernels = 2;
-  c.position.settings<tisa::model::T5Settings>().num_buckets = 8;
-  c.position.settings<tisa::model::T5Settings>().max_distance = 16;
-  c.position.settings<tisa::model::FireSettings>().hidden_size = 8;
-  c.position.settings<tisa::model::FireSettings>().init_threshold = 6;  // below the test length 11: FIRE's per-query normaliser path
   return c;
 }
 

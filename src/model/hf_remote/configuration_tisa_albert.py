@@ -1,5 +1,5 @@
 # Configuration of tisa-train ALBERT models whose position scheme Hugging Face's ALBERT cannot
-# express (TISA, Shaw, absolute + a relative term, no positions at all).
+# express (every scheme of src/model/position/ but the learned absolute table alone).
 #
 # Written next to config.json by tisa-train's exporter (src/model/hf_remote/, embedded in the
 # binary) and loaded by `from_pretrained(dir, trust_remote_code=True)`. The position settings live
@@ -13,7 +13,7 @@ class TisaAlbertConfig(AlbertConfig):
     # AutoModel* refuses the directory unless trust_remote_code=True picks up this code.
     model_type = "tisa_albert"
 
-    # {"position": {"absolute": bool, "relative": "none"|"shaw"|"tisa", "shaw": {...}, "tisa": {...}}}
+    # {"position": {"absolute": bool, "relative": <scheme>, "sharing": ..., <scheme>: {its settings}, ...}}
     tisa_train: dict | None = None
 
     def position(self) -> dict:

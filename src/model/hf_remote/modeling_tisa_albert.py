@@ -1,14 +1,20 @@
 # ALBERT with tisa-train's position schemes, for `from_pretrained(dir, trust_remote_code=True)`.
 #
-# tisa-train's exporter writes this file (embedded in the binary from src/model/hf_remote/) into
-# every model directory whose position scheme HF's ALBERT cannot express. It reproduces
-# tisa-train's forward (SPEC §2, §3): Hugging Face's ALBERT classes are reused for everything but
-#   - the embeddings, whose learned position table is optional (`position.absolute`), and
-#   - the attention, which adds the relative scheme's terms (Shaw: q·aK / α·aV, TISA: f_h(j − i))
-#     after the 1/√d scaling and before the padding mask,
-# plus the encoder loop, which hands each layer application its scheme module. Parameter names are
-# tisa-train's (SPEC §3): albert.encoder.tisa.<n>.{offsets,amplitudes,sharpness},
-# albert.encoder.shaw.<n>.{keys,values}; everything else keeps HF's ALBERT names.
+# tisa-train's exporter writes this file into every model directory whose position scheme HF's
+# ALBERT cannot express. It is assembled at export (src/model/hf_remote_code.cpp): this part, the
+# scheme-independent model, followed by the Python fragment of every scheme in tisa-train's
+# registry (src/model/position/<name>.py, each beside its C++ files), which registers its module
+# class with register_scheme(). It reproduces tisa-train's forward (SPEC §2, §3): Hugging Face's
+# ALBERT classes are reused for everything but
+#   - the embeddings, whose learned table is optional (`position.absolute`) and to which a scheme
+#     may add its own term before the LayerNorm (add_to_embeddings: sinusoidal),
+#   - the attention, which calls the scheme's hooks (transform_qk: RoPE; add_to_logits after the
+#     1/√d scaling and before the padding mask: TISA, Shaw, ALiBi, T5, KERPLE, FIRE;
+#     add_to_output: Shaw's α·aV),
+# plus the encoder loop, which hands each layer application its scheme module. The hooks and their
+# order are those of src/model/position/relative_scheme.h. Every setting is read from config.json's
+# tisa_train.position block, which tisa-train's exporter writes in full; parameter names are
+# tisa-train's (albert.encoder.<scheme>.<n>.<name>, SPEC §3), everything else keeps HF's names.
 import math
 
 import torch
@@ -30,139 +36,155 @@ from transformers.models.albert.modeling_albert import (
 
 from .configuration_tisa_albert import TisaAlbertConfig
 
-SHAW_DEFAULTS = {"max_distance": 16, "values": True, "per_layer": True, "per_attention_module": False}
-TISA_DEFAULTS = {"kernels": 5, "per_layer": True, "init_offset_std": 5.0, "init_amplitude_mean": 0.1,
-                 "init_amplitude_std": 0.01, "init_sharpness_mean": 0.1, "init_sharpness_std": 0.01}
-KNOWN_RELATIVE = ("none", "shaw", "tisa")
-# Schemes of tisa-train (src/model/position/) without a Python implementation here yet.
-NATIVE_ONLY = ("rope", "alibi", "t5", "kerple_log", "fire", "sinusoidal")
+# Scheme name (tisa_train.position.relative) → module class, or None for a scheme without a module
+# (`none`). Filled by the scheme fragments appended to this file.
+SCHEMES = {}
 
 
-def _settings(position: dict, name: str, defaults: dict) -> dict:
-    out = dict(defaults)
-    out.update(position.get(name, {}))
-    return out
+def register_scheme(name: str, cls) -> None:
+    if name in SCHEMES:
+        raise ValueError(f"position scheme '{name}' is registered twice in this modelling file")
+    SCHEMES[name] = cls
 
 
-def _relative_offsets(length: int, device) -> torch.Tensor:
+class SchemeSettings:
+    """A scheme's section tisa_train.position.<name>; a missing key is an error naming it."""
+
+    def __init__(self, position: dict, name: str):
+        self.name = name
+        self.values = position.get(name, {})
+
+    def __getitem__(self, key: str):
+        if key not in self.values:
+            raise ValueError(
+                f"config.json: tisa_train.position.{self.name}.{key} is missing; tisa-train writes every "
+                f"setting of the scheme: re-export the model with `tisa-train` (e.g. `model export`)")
+        return self.values[key]
+
+
+def relative_offsets(length: int, device) -> torch.Tensor:
     """[L, L] int64 offsets j − i."""
     pos = torch.arange(length, device=device)
     return pos.unsqueeze(0) - pos.unsqueeze(1)
 
 
-class ShawTables(nn.Module):
-    """Shaw et al. (2018): tables [2k+1, d], row r ↔ offset r − k, shared by the heads of a layer."""
+def toeplitz_from_offsets(f: torch.Tensor, length: int) -> torch.Tensor:
+    """[H, L, L] m[h, i, j] = f[h, (j − i) + L − 1] of a per-offset table f [H, 2L−1]."""
+    return f[:, relative_offsets(length, f.device) + (length - 1)]
 
-    def __init__(self, max_distance: int, head_size: int, values: bool):
+
+class PositionScheme(nn.Module):
+    """One module of a position scheme: the hooks of relative_scheme.h, each adding nothing."""
+
+    def __init__(self, config: TisaAlbertConfig, settings: SchemeSettings):
         super().__init__()
-        self.max_distance = max_distance
-        self.keys = nn.Parameter(torch.zeros(2 * max_distance + 1, head_size))
-        self.values = nn.Parameter(torch.zeros(2 * max_distance + 1, head_size)) if values else None
 
-    def buckets(self, length: int, device) -> torch.Tensor:
-        """[L, L] row of the table used by query i, key j: clip(j − i, k) + k."""
-        k = self.max_distance
-        return _relative_offsets(length, device).clamp(-k, k) + k
+    @staticmethod
+    def legacy_sharing(settings: SchemeSettings):
+        """The sharing that the scheme's legacy switches select (per_layer / per_module / model), or None."""
+        return None
+
+    def begin_forward(self, length: int) -> None:
+        """Once per model forward, before any layer: batch-independent terms."""
+
+    def add_to_embeddings(self, x: torch.Tensor) -> torch.Tensor:
+        return x  # x [B, L, E] = word + token type (+ learned table), before the LayerNorm
+
+    def transform_qk(self, query: torch.Tensor, key: torch.Tensor):
+        return query, key  # [B, H, L, d] each, before q·kᵀ
 
     def add_to_logits(self, logits: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
-        # e_ij += q_i·aK[clip(j − i)]/√d without an [L, L, d] tensor: q·aKᵀ is [B, H, L, 2k+1], then
-        # gathered by offset.
-        batch, heads, length, head_size = query.shape
-        scores = torch.matmul(query, self.keys.t()) / math.sqrt(head_size)  # [B, H, L, 2k+1]
-        index = self.buckets(length, query.device).expand(batch, heads, length, length)
-        return logits + scores.gather(-1, index)
+        return logits  # [B, H, L, L], already divided by √d; query [B, H, L, d] unscaled
 
     def add_to_output(self, context: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
-        # z_i += Σ_j α_ij aV[clip(j − i)]: sum α into 2k+1 offset buckets, then multiply by aV.
-        if self.values is None:
-            return context
-        length = probs.shape[-1]
-        index = self.buckets(length, probs.device).expand(probs.shape)
-        summed = torch.zeros(*probs.shape[:-1], self.values.shape[0], dtype=probs.dtype, device=probs.device)
-        summed = summed.scatter_add(-1, index, probs)  # [B, H, L, 2k+1]
-        return context + torch.matmul(summed, self.values.to(probs.dtype))
+        return context  # context [B, H, L, d] = probs·V
+
+    def init_weights(self, config: TisaAlbertConfig) -> None:
+        """Initialises the scheme's own parameters as tisa-train does (through transformers' init)."""
 
 
-class TisaBias(nn.Module):
-    """TISA (Wennberg & Henter 2021): f_h(r) = Σ_s a_{s,h} exp(−|b_{s,h}| (r − c_{s,h})²), r = j − i."""
+class BiasScheme(PositionScheme):
+    """A scheme whose term is a batch-independent bias [H, L, L] on the logits: computed once per
+    forward (the first layer that asks) and shared by the batch and the layers using this module."""
 
-    def __init__(self, num_heads: int, kernels: int):
-        super().__init__()
-        self.offsets = nn.Parameter(torch.zeros(kernels, num_heads))     # c [S, H]
-        self.amplitudes = nn.Parameter(torch.zeros(kernels, num_heads))  # a [S, H]
-        self.sharpness = nn.Parameter(torch.zeros(kernels, num_heads))   # b [S, H]
+    _bias = None
 
-    def bias(self, length: int) -> torch.Tensor:
-        r = torch.arange(-(length - 1), length, dtype=self.offsets.dtype, device=self.offsets.device)  # [2L−1]
-        diff = r.view(1, 1, -1) - self.offsets.unsqueeze(-1)                                          # [S, H, 2L−1]
-        f = (self.amplitudes.unsqueeze(-1) * torch.exp(-self.sharpness.abs().unsqueeze(-1) * diff * diff)).sum(0)
-        index = _relative_offsets(length, self.offsets.device) + (length - 1)                         # [L, L]
-        return f[:, index]                                                                              # [H, L, L]
+    def bias(self, length: int, logits: torch.Tensor) -> torch.Tensor:
+        """bias[h, i, j]: [H, L, L] (logits gives the device, and the dtype where the scheme has no parameters)."""
+        raise NotImplementedError
 
-    def add_to_logits(self, logits: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
-        return logits + self.bias(query.shape[2]).unsqueeze(0).to(logits.dtype)
+    def begin_forward(self, length):
+        self._bias = None
 
-    def add_to_output(self, context: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
-        return context
+    def add_to_logits(self, logits, query):
+        length = query.shape[2]
+        if self._bias is None or self._bias.shape[-1] != length:
+            self._bias = self.bias(length, logits)
+        return logits + self._bias.unsqueeze(0).to(logits.dtype)
 
 
 def _scheme_layout(config: TisaAlbertConfig):
-    """(name, settings, module count, index(layer, inner)) of the configured relative scheme."""
+    """(name, modules, index(layer, inner)) of the configured scheme, as model/position/registry.cpp
+    builds them: no module for `none`, one for a scheme without parameters, else by sharing."""
     position = config.position()
     name = position.get("relative", "none")
-    if name in NATIVE_ONLY:
-        raise ValueError(
-            f"config.json: tisa_train.position.relative is '{name}', a tisa-train scheme that this remote code "
-            f"does not implement (it knows: {', '.join(KNOWN_RELATIVE)}); run the model with tisa-train "
-            f"(`tisa-train model forward`, `eval`, `glue --init`) instead"
-        )
-    if name not in KNOWN_RELATIVE:
+    if name not in SCHEMES:
         raise ValueError(
             f"config.json: tisa_train.position.relative is '{name}', which this modelling file does not know "
-            f"(known: {', '.join(KNOWN_RELATIVE)}); re-export the model with the tisa-train that trained it"
-        )
+            f"(known: {', '.join(SCHEMES)}); re-export the model with the tisa-train that trained it")
+    cls = SCHEMES[name]
+    if cls is None:
+        return name, [], None
+    settings = SchemeSettings(position, name)
+    first = cls(config, settings)
+    if not any(True for _ in first.parameters()):
+        return name, [first], lambda i, j: 0  # nothing to share: one module serves every layer
+    sharing = cls.legacy_sharing(settings) or position.get("sharing")
     inner, groups, layers = config.inner_group_num, config.num_hidden_groups, config.num_hidden_layers
     per_group = layers // groups
-    if name == "none":
-        return name, {}, 0, None
-    settings = _settings(position, name, SHAW_DEFAULTS if name == "shaw" else TISA_DEFAULTS)
-    # position.sharing (per_layer, per_module, model); the legacy per_layer / per_attention_module
-    # switches win when set (model/position/registry.cpp, effective_sharing).
-    sharing = position.get("sharing", "per_layer")
-    if name == "shaw" and settings["per_attention_module"]:
-        sharing = "per_module"
-    elif not settings["per_layer"]:
-        sharing = "model"
     if sharing == "per_module":
-        # One table per attention module, reused wherever ALBERT reuses that module (HF relative_key).
-        return name, settings, groups * inner, lambda i, j: (i // per_group) * inner + j
-    if sharing == "per_layer":
-        return name, settings, layers * inner, lambda i, j: i * inner + j
-    return name, settings, 1, lambda i, j: 0
+        # One module per attention module, reused wherever ALBERT reuses that module (HF relative_key).
+        count, index = groups * inner, lambda i, j: (i // per_group) * inner + j
+    elif sharing == "per_layer":
+        count, index = layers * inner, lambda i, j: i * inner + j
+    elif sharing == "model":
+        count, index = 1, lambda i, j: 0
+    else:
+        raise ValueError(f"config.json: tisa_train.position.sharing is {sharing!r} "
+                         f"(expected per_layer, per_module or model)")
+    return name, [first] + [cls(config, settings) for _ in range(count - 1)], index
 
 
 class TisaAlbertEmbeddings(AlbertEmbeddings):
-    """ALBERT's embeddings with the learned position table only when `position.absolute` is set."""
+    """ALBERT's embeddings: the learned position table only when `position.absolute` is set, then
+    the scheme's embedding term (`scheme()` returns the first scheme module, or None)."""
 
-    def __init__(self, config: TisaAlbertConfig):
+    def __init__(self, config: TisaAlbertConfig, scheme):
         super().__init__(config)
+        self.scheme = scheme
         if not config.position().get("absolute", True):
             del self.position_embeddings
             self.position_embeddings = None
 
     def forward(self, input_ids=None, token_type_ids=None, position_ids=None, inputs_embeds=None):
-        if self.position_embeddings is not None:
-            return super().forward(input_ids, token_type_ids, position_ids, inputs_embeds)
         if inputs_embeds is None:
             inputs_embeds = self.word_embeddings(input_ids)
+        length = inputs_embeds.shape[1]
         if token_type_ids is None:
             token_type_ids = torch.zeros(inputs_embeds.shape[:-1], dtype=torch.long, device=inputs_embeds.device)
-        embeddings = inputs_embeds + self.token_type_embeddings(token_type_ids)
+        embeddings = inputs_embeds + self.token_type_embeddings(token_type_ids)  # [B, L, E]
+        if self.position_embeddings is not None:
+            if position_ids is None:
+                position_ids = torch.arange(length, device=inputs_embeds.device).unsqueeze(0)
+            embeddings = embeddings + self.position_embeddings(position_ids)
+        scheme = self.scheme()
+        if scheme is not None:
+            embeddings = scheme.add_to_embeddings(embeddings)
         return self.dropout(self.LayerNorm(embeddings))
 
 
 class TisaAlbertAttention(AlbertAttention):
-    """ALBERT attention (eager) with the relative scheme's terms: after 1/√d, before the mask (SPEC §2)."""
+    """ALBERT attention (eager) with the scheme's hooks (relative_scheme.h, SPEC §2)."""
 
     def forward(self, hidden_states, attention_mask=None, position_scheme=None, **kwargs):
         input_shape = hidden_states.shape[:-1]
@@ -171,6 +193,8 @@ class TisaAlbertAttention(AlbertAttention):
         key = self.key(hidden_states).view(hidden_shape).transpose(1, 2)      # [B, H, L, d]
         value = self.value(hidden_states).view(hidden_shape).transpose(1, 2)  # [B, H, L, d]
 
+        if position_scheme is not None:
+            query, key = position_scheme.transform_qk(query, key)
         logits = torch.matmul(query, key.transpose(2, 3)) * self.scaling     # [B, H, L, L]
         if position_scheme is not None:
             logits = position_scheme.add_to_logits(logits, query)
@@ -197,7 +221,8 @@ class TisaAlbertLayerGroup(AlbertLayerGroup):
 
 
 class TisaAlbertTransformer(AlbertTransformer):
-    """ALBERT's encoder loop; application (i, j) of the shared layers gets its scheme module."""
+    """ALBERT's encoder loop; application (i, j) of the shared layers gets its scheme module,
+    registered as `<scheme>.<n>` (e.g. albert.encoder.tisa.0.offsets)."""
 
     def __init__(self, config: TisaAlbertConfig):
         nn.Module.__init__(self)
@@ -205,15 +230,16 @@ class TisaAlbertTransformer(AlbertTransformer):
         self.embedding_hidden_mapping_in = nn.Linear(config.embedding_size, config.hidden_size)
         self.albert_layer_groups = nn.ModuleList(
             [TisaAlbertLayerGroup(config) for _ in range(config.num_hidden_groups)])
-        name, settings, count, self.scheme_index = _scheme_layout(config)
-        self.scheme_name = name
-        head_size = config.hidden_size // config.num_attention_heads
-        if name == "shaw":
-            self.shaw = nn.ModuleList([ShawTables(settings["max_distance"], head_size, settings["values"])
-                                       for _ in range(count)])
-        elif name == "tisa":
-            self.tisa = nn.ModuleList([TisaBias(config.num_attention_heads, settings["kernels"])
-                                       for _ in range(count)])
+        self.scheme_name, modules, self.scheme_index = _scheme_layout(config)
+        if modules:
+            self.add_module(self.scheme_name, nn.ModuleList(modules))
+
+    def scheme_modules(self):
+        return list(getattr(self, self.scheme_name)) if self.scheme_index is not None else []
+
+    def first_scheme(self):
+        modules = self.scheme_modules()
+        return modules[0] if modules else None
 
     def scheme_for(self, layer: int, inner: int):
         if self.scheme_index is None:
@@ -223,6 +249,8 @@ class TisaAlbertTransformer(AlbertTransformer):
     def forward(self, hidden_states, attention_mask=None, **kwargs):
         kwargs.pop("position_scheme", None)
         hidden_states = self.embedding_hidden_mapping_in(hidden_states)
+        for module in self.scheme_modules():
+            module.begin_forward(hidden_states.shape[1])
         per_group = self.config.num_hidden_layers // self.config.num_hidden_groups
         for i in range(self.config.num_hidden_layers):
             group = self.albert_layer_groups[i // per_group]  # SPEC §3: layer i uses group int(i / (L / groups))
@@ -243,23 +271,16 @@ class TisaAlbertPreTrainedModel(AlbertPreTrainedModel):
     @torch.no_grad()
     def _init_weights(self, module):
         super()._init_weights(module)
-        std = self.config.initializer_range
-        if isinstance(module, ShawTables):
-            init.normal_(module.keys, mean=0.0, std=std)
-            if module.values is not None:
-                init.normal_(module.values, mean=0.0, std=std)
-        elif isinstance(module, TisaBias):
-            t = _settings(self.config.position(), "tisa", TISA_DEFAULTS)
-            init.normal_(module.offsets, mean=0.0, std=t["init_offset_std"])
-            init.normal_(module.amplitudes, mean=t["init_amplitude_mean"], std=t["init_amplitude_std"])
-            init.normal_(module.sharpness, mean=t["init_sharpness_mean"], std=t["init_sharpness_std"])
+        if isinstance(module, PositionScheme):
+            module.init_weights(self.config)
 
 
 def _build_albert(model: nn.Module, config: TisaAlbertConfig, add_pooling_layer: bool = True) -> None:
     """AlbertModel's modules with ours swapped in (without building HF's first)."""
     model.config = config
-    model.embeddings = TisaAlbertEmbeddings(config)
     model.encoder = TisaAlbertTransformer(config)
+    # A bound method, not the module: the scheme's parameters stay registered under the encoder only.
+    model.embeddings = TisaAlbertEmbeddings(config, model.encoder.first_scheme)
     model.pooler = nn.Linear(config.hidden_size, config.hidden_size) if add_pooling_layer else None
     model.pooler_activation = nn.Tanh() if add_pooling_layer else None
     model.attn_implementation = config._attn_implementation
@@ -293,3 +314,7 @@ class TisaAlbertForSequenceClassification(TisaAlbertPreTrainedModel, AlbertForSe
 
 
 __all__ = ["TisaAlbertModel", "TisaAlbertForPreTraining", "TisaAlbertForSequenceClassification"]
+
+
+# ---------------------------------------------------------------------------------- schemes
+# The fragments of tisa-train's registered schemes follow (src/model/position/<name>.py).
