@@ -138,6 +138,7 @@ struct PretrainDatasetWriter::SplitFiles {
   BinOut tokens, words, sentences, documents;
   SplitCounts counts;
   uint8_t bit_byte = 0;
+  std::vector<uint8_t> token_buf, word_buf;  // one sentence's bytes before they are written
   SplitFiles(const std::string& dir, const std::string& split, bool u16)
       : tokens(bin_path(dir, split, "tokens"), u16 ? 2 : 4),
         words(bin_path(dir, split, "wordstart"), 1),
@@ -177,20 +178,31 @@ void PretrainDatasetWriter::add_document(const std::string& split, const Documen
     if (s.ids.empty()) continue;
     if (s.word_start.size() != s.ids.size())
       throw Error("pretraining dataset writer: word_start and ids differ in length");
+    // One write per sentence and file (a write per token made fwrite a tenth of `prepare`).
+    f.token_buf.clear();
+    f.word_buf.clear();
     for (size_t i = 0; i < s.ids.size(); ++i) {
       const int32_t id = s.ids[i];
       if (id < 0 || id >= tokenizer_.vocab_size)
         throw Error("pretraining dataset writer: token id " + std::to_string(id) +
                     " outside the vocabulary [0, " + std::to_string(tokenizer_.vocab_size) + ")");
-      if (uint16_) f.tokens.put<uint16_t>(static_cast<uint16_t>(id));
-      else f.tokens.put<int32_t>(id);
+      if (uint16_) {
+        const auto v = static_cast<uint16_t>(id);
+        f.token_buf.insert(f.token_buf.end(), reinterpret_cast<const uint8_t*>(&v),
+                           reinterpret_cast<const uint8_t*>(&v) + 2);
+      } else {
+        f.token_buf.insert(f.token_buf.end(), reinterpret_cast<const uint8_t*>(&id),
+                           reinterpret_cast<const uint8_t*>(&id) + 4);
+      }
       const int64_t t = f.counts.tokens + static_cast<int64_t>(i);
       if (s.word_start[i]) f.bit_byte |= static_cast<uint8_t>(1u << (t & 7));
       if ((t & 7) == 7) {
-        f.words.put<uint8_t>(f.bit_byte);
+        f.word_buf.push_back(f.bit_byte);
         f.bit_byte = 0;
       }
     }
+    f.tokens.write(f.token_buf.data(), f.token_buf.size());
+    f.words.write(f.word_buf.data(), f.word_buf.size());
     f.counts.tokens += static_cast<int64_t>(s.ids.size());
     f.sentences.put<int64_t>(f.counts.tokens);
     ++f.counts.sentences;

@@ -42,6 +42,13 @@ std::vector<std::string_view> split_lines(std::string_view text) {
 
 // Collapses runs of whitespace to one space and trims.
 std::string collapse_spaces(std::string_view s) {
+  // Most text needs nothing: no leading/trailing space, no run, no tab or line end.
+  bool clean = !s.empty() && s.front() != ' ' && s.back() != ' ';
+  for (size_t i = 0; clean && i < s.size(); ++i) {
+    const char c = s[i];
+    clean = c == ' ' ? s[i + 1] != ' ' : !is_space(c);
+  }
+  if (clean) return std::string(s);
   std::string out;
   out.reserve(s.size());
   bool space = false;

@@ -9,7 +9,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <condition_variable>
 #include <ctime>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -69,6 +74,57 @@ void log_file_report(const ReadReport& r) {
                r.documents_cut ? ", " + std::to_string(r.documents_cut) + " documents cut at 64 MiB" : "");
 }
 
+// Batches of documents from the reader thread to the tokenising one, in order, bounded.
+class BatchQueue {
+ public:
+  explicit BatchQueue(size_t capacity) : capacity_(capacity) {}
+  void push(std::vector<TextDocument>&& batch) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    space_.wait(lock, [&] { return items_.size() < capacity_ || cancelled_; });
+    if (cancelled_) throw Cancelled{};
+    items_.push_back(std::move(batch));
+    ready_.notify_one();
+  }
+  void close() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+    ready_.notify_one();
+  }
+  void fail(std::exception_ptr error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!cancelled_) error_ = error;  // a cancelled reader's Cancelled is no error to report
+    closed_ = true;
+    ready_.notify_one();
+  }
+  void cancel() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancelled_ = true;
+    space_.notify_all();
+  }
+  // The next batch; false after the last. Rethrows the reader's error.
+  bool pop(std::vector<TextDocument>& out) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ready_.wait(lock, [&] { return !items_.empty() || closed_; });
+    if (items_.empty()) {
+      if (error_) std::rethrow_exception(error_);
+      return false;
+    }
+    out = std::move(items_.front());
+    items_.pop_front();
+    space_.notify_one();
+    return true;
+  }
+
+ private:
+  struct Cancelled {};
+  size_t capacity_;
+  std::mutex mutex_;
+  std::condition_variable ready_, space_;
+  std::deque<std::vector<TextDocument>> items_;
+  bool closed_ = false, cancelled_ = false;
+  std::exception_ptr error_;
+};
+
 }  // namespace
 
 PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const text::Tokenizer& tok) {
@@ -105,21 +161,24 @@ PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const te
   const int32_t forbidden[] = {sp.pad, sp.cls, sp.sep, sp.mask};
   int64_t valid_bytes = 0, text_bytes = 0;
 
-  // Tokenises and writes the pending documents (in order) and empties the batch.
-  std::vector<TextDocument> pending;
-  size_t pending_bytes = 0;
-  auto flush = [&] {
+  // Tokenises and writes one batch of documents, in order.
+  auto write_batch = [&](std::vector<TextDocument>& batch) {
+    std::vector<uint8_t> valid(batch.size());
+    std::vector<size_t> sentence_counts(batch.size());
     std::vector<std::string> sentences;
-    for (const auto& d : pending) sentences.insert(sentences.end(), d.begin(), d.end());
+    for (size_t k = 0; k < batch.size(); ++k) {
+      int64_t bytes = 0;
+      for (const auto& sentence : batch[k]) bytes += static_cast<int64_t>(sentence.size());
+      valid[k] = is_validation_document(rule, document_content_hash(batch[k]), bytes);
+      text_bytes += bytes;
+      if (valid[k]) valid_bytes += bytes;
+      sentence_counts[k] = batch[k].size();
+      for (auto& sentence : batch[k]) sentences.push_back(std::move(sentence));
+    }
     const auto ids = text::encode_batch(tok, sentences, o.threads);
     size_t s = 0;
-    for (const TextDocument& d : pending) {
-      int64_t bytes = 0;
-      for (const auto& sentence : d) bytes += static_cast<int64_t>(sentence.size());
-      const bool valid = is_validation_document(rule, document_content_hash(d), bytes);
-      text_bytes += bytes;
-      if (valid) valid_bytes += bytes;
-      data::DocumentTokens doc(d.size());
+    for (size_t k = 0; k < batch.size(); ++k) {
+      data::DocumentTokens doc(sentence_counts[k]);
       for (auto& st : doc) {
         st.ids = ids[s++];
         if (st.ids.empty()) ++report.sentences_without_tokens;
@@ -135,29 +194,51 @@ PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const te
         }
         if (!st.ids.empty()) st.word_start[0] = 1;  // a sentence starts a word
       }
-      writer.add_document(valid ? "valid" : "train", doc);
+      writer.add_document(valid[k] ? "valid" : "train", doc);
     }
-    pending.clear();
-    pending_bytes = 0;
   };
 
-  for (const std::string& path : files) {
-    ReadReport r = read_corpus_file(path, o.format, o.reader, [&](TextDocument&& d) {
-      for (const auto& sentence : d) pending_bytes += sentence.size();
-      pending.push_back(std::move(d));
-      if (pending_bytes >= (4u << 20)) flush();  // ~4 MB of text per batch keeps memory flat
-    });
-    report.input_bytes += r.bytes;
-    log_file_report(r);
-    if (r.dropped_share() > o.max_drop_share)
-      throw Error(path + ": " + drop_summary(r) + ". Read as " + corpus_format_name(r.format) + ", " +
-                  percent(r.dropped_share()) + " of its text would be dropped as headings or titles (limit " +
-                  "--max-drop-share " + std::to_string(o.max_drop_share) +
-                  "): the file is probably not in that format; choose another --format (lines keeps every line) " +
-                  "or raise --max-drop-share if the loss is wanted");
-    report.files.push_back(std::move(r));
+  // A reader thread parses the files into batches of ~4 MB of text (two waiting at most, so
+  // memory stays flat) while this thread tokenises and writes: reading overlaps tokenising.
+  BatchQueue queue(2);
+  std::thread reader([&] {
+    try {
+      std::vector<TextDocument> batch;
+      size_t batch_bytes = 0;
+      for (const std::string& path : files) {
+        ReadReport r = read_corpus_file(path, o.format, o.reader, [&](TextDocument&& d) {
+          for (const auto& sentence : d) batch_bytes += sentence.size();
+          batch.push_back(std::move(d));
+          if (batch_bytes >= (4u << 20)) {
+            queue.push(std::move(batch));
+            batch.clear();
+            batch_bytes = 0;
+          }
+        });
+        log_file_report(r);
+        if (r.dropped_share() > o.max_drop_share)
+          throw Error(path + ": " + drop_summary(r) + ". Read as " + corpus_format_name(r.format) + ", " +
+                      percent(r.dropped_share()) + " of its text would be dropped as headings or titles (limit " +
+                      "--max-drop-share " + std::to_string(o.max_drop_share) +
+                      "): the file is probably not in that format; choose another --format (lines keeps every " +
+                      "line) or raise --max-drop-share if the loss is wanted");
+        report.files.push_back(std::move(r));  // read by this thread only until it is joined
+      }
+      if (!batch.empty()) queue.push(std::move(batch));
+      queue.close();
+    } catch (...) {
+      queue.fail(std::current_exception());
+    }
+  });
+  try {
+    for (std::vector<TextDocument> batch; queue.pop(batch);) write_batch(batch);
+  } catch (...) {
+    queue.cancel();  // the reader stops at its next push
+    reader.join();
+    throw;
   }
-  flush();
+  reader.join();
+  for (const auto& r : report.files) report.input_bytes += r.bytes;
   const data::SplitCounts train = writer.counts("train"), valid = writer.counts("valid");
   if (train.documents + valid.documents == 0) throw Error("prepare pretrain: the inputs hold no text");
   if (train.documents == 0)

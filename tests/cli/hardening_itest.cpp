@@ -200,7 +200,7 @@ INSTANTIATE_TEST_SUITE_P(
         MessageProbe{"UnknownModelSubcommand", "model forwad", 2,
                      "model: unknown subcommand 'forwad' (expected one of: forward, summary)"},
         MessageProbe{"UnknownPrepareSubcommand", "prepare pretrian", 2,
-                     "prepare: unknown subcommand 'pretrian' (expected one of: pretrain, glue)"},
+                     "prepare: unknown subcommand 'pretrian' (expected one of: pretrain, combine, glue)"},
         // integer options given text, negatives or values no variable holds
         MessageProbe{"IntegerOptionGivenText", "eval --model x --data-dir y --batch-size abc", 2,
                      "--batch-size: expected an integer >= 1, got 'abc'"},
