@@ -469,7 +469,11 @@ ReadReport read_corpus_file(const std::string& path, CorpusFormat format, const 
   report.path = path;
   LineReader reader(path);
   report.compression = reader.compression();
-  parse_lines(format, report, sink, options, [&](std::string& line) { return reader.next(line); });
+  int64_t lines = 0;
+  parse_lines(format, report, sink, options, [&](std::string& line) {
+    if (options.progress && (++lines & 4095) == 0) options.progress(reader.file_offset());
+    return reader.next(line);
+  });
   report.bytes = reader.bytes_read();
   return report;
 }

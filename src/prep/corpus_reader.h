@@ -70,6 +70,8 @@ inline constexpr int64_t kMaxDocumentBytes = 64LL << 20;
 
 struct ReaderOptions {
   std::string text_field = "text";  // jsonl
+  // Called now and then (every 4,096 lines) with the bytes of the file consumed so far.
+  std::function<void(int64_t file_bytes)> progress;
 };
 
 // What one file gave and what it lost. "Text" is every line's bytes without its surrounding

@@ -98,6 +98,7 @@ class ByteSource {
   virtual ~ByteSource() = default;
   // Up to n bytes into buf; 0 at the end. Throws on read or decompression errors.
   virtual size_t read(char* buf, size_t n) = 0;
+  virtual int64_t offset() const = 0;  // file bytes consumed
 };
 
 class PlainSource : public ByteSource {
@@ -111,6 +112,7 @@ class PlainSource : public ByteSource {
     if (got < n && std::ferror(f_)) throw Error("cannot read " + path_ + ": " + std::strerror(errno));
     return got;
   }
+  int64_t offset() const override { return static_cast<int64_t>(std::ftell(f_)); }
 
  private:
   std::string path_;
@@ -134,6 +136,7 @@ class GzipSource : public ByteSource {
       throw Error(path_ + ": gzip data is corrupt or truncated (" + std::string(msg ? msg : "?") + ")");
     return static_cast<size_t>(got);
   }
+  int64_t offset() const override { return static_cast<int64_t>(::gzoffset(f_)); }
 
  private:
   std::string path_;
@@ -169,6 +172,7 @@ class ZstdSource : public ByteSource {
     }
     return out.pos;
   }
+  int64_t offset() const override { return static_cast<int64_t>(std::ftell(f_)); }
 
  private:
   std::string path_;
@@ -266,6 +270,7 @@ bool LineReader::next(std::string& out) {
 
 int64_t LineReader::line_number() const { return impl_->line; }
 int64_t LineReader::bytes_read() const { return impl_->bytes; }
+int64_t LineReader::file_offset() const { return impl_->source->offset(); }
 Compression LineReader::compression() const { return impl_->compression; }
 const std::string& LineReader::path() const { return impl_->path; }
 

@@ -34,6 +34,7 @@ class LineReader {
   bool next(std::string& line);
   int64_t line_number() const;  // of the line last returned, 1-based
   int64_t bytes_read() const;   // text bytes (decompressed) consumed so far
+  int64_t file_offset() const;  // bytes of the file itself (compressed) consumed so far
   Compression compression() const;
   const std::string& path() const;
 

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +19,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/progress.h"
 #include "prep/corpus_source.h"
 #include "prep/validation_split.h"
 #include "text/batch_encode.h"
@@ -201,12 +203,18 @@ PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const te
   // A reader thread parses the files into batches of ~4 MB of text (two waiting at most, so
   // memory stays flat) while this thread tokenises and writes: reading overlaps tokenising.
   BatchQueue queue(2);
+  int64_t disk_total = 0;
+  for (const auto& f : files) disk_total += static_cast<int64_t>(std::filesystem::file_size(f));
+  std::atomic<int64_t> disk_done{0};  // file bytes the reader has consumed (progress only)
   std::thread reader([&] {
     try {
       std::vector<TextDocument> batch;
       size_t batch_bytes = 0;
+      int64_t files_done = 0;
+      ReaderOptions reader_options = o.reader;
+      reader_options.progress = [&](int64_t offset) { disk_done = files_done + offset; };
       for (const std::string& path : files) {
-        ReadReport r = read_corpus_file(path, o.format, o.reader, [&](TextDocument&& d) {
+        ReadReport r = read_corpus_file(path, o.format, reader_options, [&](TextDocument&& d) {
           for (const auto& sentence : d) batch_bytes += sentence.size();
           batch.push_back(std::move(d));
           if (batch_bytes >= (4u << 20)) {
@@ -223,6 +231,8 @@ PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const te
                       "): the file is probably not in that format; choose another --format (lines keeps every " +
                       "line) or raise --max-drop-share if the loss is wanted");
         report.files.push_back(std::move(r));  // read by this thread only until it is joined
+        files_done += static_cast<int64_t>(std::filesystem::file_size(path));
+        disk_done = files_done;
       }
       if (!batch.empty()) queue.push(std::move(batch));
       queue.close();
@@ -230,9 +240,21 @@ PreparePretrainReport prepare_pretrain(const PreparePretrainOptions& o, const te
       queue.fail(std::current_exception());
     }
   });
+  // Progress over the inputs' bytes on disk (compressed files count as stored): a line now and
+  // then on a terminal, every 1,000 MB in logs.
+  Progress progress("[data] prepare", std::max<int64_t>(1, (disk_total + 999999) / 1000000), "tok", 1000);
   try {
-    for (std::vector<TextDocument> batch; queue.pop(batch);) write_batch(batch);
+    for (std::vector<TextDocument> batch; queue.pop(batch);) {
+      const data::SplitCounts before = writer.counts("train");
+      const data::SplitCounts before_valid = writer.counts("valid");
+      write_batch(batch);
+      const double tokens = static_cast<double>(writer.counts("train").tokens - before.tokens +
+                                                writer.counts("valid").tokens - before_valid.tokens);
+      progress.update(disk_done.load() / 1000000, tokens);
+    }
+    progress.finish();
   } catch (...) {
+    progress.finish();
     queue.cancel();  // the reader stops at its next push
     reader.join();
     throw;

@@ -24,6 +24,7 @@
 #include "common/run_directory.h"
 #include "common/subprocess.h"
 #include "config/config_loader.h"
+#include "data/pretrain_dataset.h"
 #include "model/tensor_io.h"
 #include "support/expect_error.h"
 #include "support/test_paths.h"
@@ -50,9 +51,10 @@ class PretrainITest : public ::testing::Test {
       return;
     }
     dataset_ = test::make_temp_dir("pretrain_ds") + "/wiki";
+    // Small shards (issue 33): every run, resume and check below reads a dataset of several.
     int rc = run_child({test::bin_dir() + "/tisa-train", "prepare", "pretrain", "--input", test::shared_path(kCorpus),
                         "--tokenizer", test::shared_path(kTokenizer), "--output", dataset_, "--valid-fraction",
-                        "0.05", "--threads", "2"});
+                        "0.05", "--threads", "2", "--shard-tokens", "40000"});
     if (rc != 0) dataset_.clear();
   }
 
@@ -95,6 +97,7 @@ void expect_bitwise_equal(const model::TensorMap& a, const model::TensorMap& b, 
 }
 
 TEST_F(PretrainITest, ResumeAfterInterruptIsBitIdentical) {
+  ASSERT_GT(data::read_pretrain_header(dataset_).shards.size(), 2u) << "the resume must cross shards";
   auto cfg = small_run();
   auto full = train::run_pretraining(cfg, options(test::make_temp_dir("run_full")));
   ASSERT_EQ(full.exit_code, kExitOk);
