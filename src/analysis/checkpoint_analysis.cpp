@@ -9,7 +9,8 @@
 //            others  <p>encoder.layer.0.attention.self.{query,key}.*
 //   RoBERTa's table starts at row padding_idx + 1 (= pad_token_id + 1, 2 for released models):
 //   rows 0..padding_idx are never used for positions and are skipped.
-//   TISA     albert.encoder.tisa.<layer>.{offsets,amplitudes,sharpness}   [S, H] each
+//   scheme   <p>encoder.<scheme>.<i>.<parameter>, the scheme named by config.json's tisa_train
+//            block; its term against j − i is asked of its modules (offset_profile), never recomputed
 // The head term follows SPEC §9 as written: F̂_h = (P·Wm + bm)·WQ_h · ((P·Wm + bm)·WK_h)ᵀ/√d
 // with the query/key biases, and no LayerNorm, for every architecture, although all four models
 // apply LayerNorm to (word + position + type) embeddings before the mapping/first layer. The
@@ -22,8 +23,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <map>
-#include <regex>
 
 #include "analysis/invariance.h"
 #include "common/error.h"
@@ -252,58 +251,85 @@ json analyze_absolute(const Checkpoint& c, int64_t positions, const std::string&
   return j;
 }
 
-// TISA part: kernels per layer, their curves and bias matrices.
-json analyze_tisa(const Checkpoint& c, int64_t positions, const std::string& out, bool pictures) {
-  static const std::regex kName(R"(^(.*\.)?encoder\.tisa\.(\d+)\.offsets$)");
-  std::map<int64_t, std::string> layers;  // layer → name prefix
-  for (const auto& [name, t] : c.tensors) {
-    std::smatch m;
-    if (std::regex_match(name, m, kName)) layers[std::stoll(m[2])] = name.substr(0, name.size() - std::string("offsets").size());
+// The configured scheme's modules as the checkpoint holds them (model/position/registry.h): module
+// i's parameters are <prefix>encoder.<scheme>.<i>.<name>, and a scheme with parameters has as many
+// modules as the file holds (shapes from the file too), a parameter-free one the configured count.
+// Converted to float64, so that offset_profile() is computed in the analysis' precision.
+struct LoadedScheme {
+  std::string name;
+  model::SchemeModules modules;
+  std::vector<std::string> bases;  // "<prefix>encoder.<scheme>.<i>."
+};
+
+LoadedScheme load_scheme_modules(const Checkpoint& c, const config::ModelConfig& m) {
+  LoadedScheme s{m.position.relative, {}, {}};
+  const auto configured = model::make_configured_schemes(m);
+  auto base = [&](size_t i) { return c.prefix + "encoder." + s.name + "." + std::to_string(i) + "."; };
+  size_t count = configured.size();
+  if (!configured.empty() && configured.front()->parameter_count() > 0) {
+    const std::string first = configured.front()->named_parameters().begin()->key();
+    count = 0;
+    while (c.tensors.count(base(count) + first)) ++count;
+    if (count == 0) throw Error(c.dir + "/model.safetensors: tensor '" + base(0) + first + "' not found");
   }
-  if (layers.empty()) return nullptr;
-  int64_t n = positions > 0 ? positions : c.config_int("max_position_embeddings", 512);
+  for (size_t i = 0; i < count; ++i) {
+    auto module = i < configured.size() ? configured[i] : model::make_relative_schemes(s.name, m, 1).front();
+    for (auto& p : module->named_parameters()) {
+      const std::string key = base(i) + p.key();
+      auto it = c.tensors.find(key);
+      if (it == c.tensors.end()) throw Error(c.dir + "/model.safetensors: tensor '" + key + "' not found");
+      p.value().set_data(c.checked(key, it->second).clone());
+    }
+    module->to(torch::kDouble);
+    s.modules.push_back(module);
+    s.bases.push_back(base(i));
+  }
+  return s;
+}
+
+// The configured scheme's term against j − i, asked of its modules (offset_profile), for every
+// scheme whose term depends on the offset only (tisa, t5, alibi, kerple_log, fire below its
+// threshold). Per module: its parameters, f_h(r) and τ of each head's bias matrix f_h(j − i)
+// (1 by construction). JSON part `<scheme>`, pictures <scheme>_kernels.svg (f_h(r) per module)
+// and <scheme>_bias.svg (the first module's bias matrices). Null when there is no such term.
+json analyze_offset_term(const LoadedScheme& s, int64_t n, const std::string& out, bool pictures) {
+  if (s.modules.empty()) return nullptr;
   std::vector<double> r;
   for (int64_t k = -(n - 1); k <= n - 1; ++k) r.push_back(static_cast<double>(k));
-  at::Tensor rt = torch::tensor(r, torch::kDouble);
 
   json j;
   j["length"] = n;
   j["offsets_r"] = json{{"from", -(n - 1)}, {"to", n - 1}};
-  j["parameter_layout"] = "[S, heads] (kernels × heads)";
   json layer_list = json::array();
   plot::Figure kernels;
-  kernels.title = "TISA kernels f_h(r), r = j − i (" + std::to_string(layers.size()) + " layer module" +
-                  (layers.size() > 1 ? "s" : "") + ")";
-  kernels.columns = static_cast<int>(std::min<size_t>(3, layers.size()));
+  kernels.title = s.name + " position term f_h(r), r = j − i (" + std::to_string(s.modules.size()) + " layer module" +
+                  (s.modules.size() > 1 ? "s" : "") + ")";
+  kernels.columns = static_cast<int>(std::min<size_t>(3, s.modules.size()));
   kernels.panel_width = 520;
   kernels.panel_height = 340;
   at::Tensor first_bias;
   std::vector<double> first_taus;
   double min_tau = 1.0;
-  for (const auto& [layer, base] : layers) {
-    auto get = [&](const char* what) {
-      auto it = c.tensors.find(base + what);
-      if (it == c.tensors.end()) throw Error(c.dir + "/model.safetensors: tensor '" + base + what + "' not found");
-      return c.checked(base + what, it->second);
-    };
-    at::Tensor offs = get("offsets"), amps = get("amplitudes"), sharp = get("sharpness");
-    at::Tensor f = tisa_kernel(offs, amps, sharp, rt);                   // [H, 2n−1]
-    at::Tensor bias = tisa_bias_matrix(offs, amps, sharp, n);            // [H, n, n]
+  for (size_t i = 0; i < s.modules.size(); ++i) {
+    const auto& module = *s.modules[i];
+    at::Tensor f = module.offset_profile(n);                              // [H, 2n−1]
+    at::Tensor bias = model::toeplitz_from_offsets(f, n);                 // [H, n, n]
     std::vector<double> taus;
     for (int64_t h = 0; h < bias.size(0); ++h) taus.push_back(translation_invariance(bias[h]));
     for (double t : taus) min_tau = std::min(min_tau, t);
-    layer_list.push_back({{"layer", layer},
-                          {"parameters", base + "{offsets,amplitudes,sharpness}"},
-                          {"kernels", offs.size(0)},
-                          {"heads", offs.size(1)},
-                          {"offsets", to_json_matrix(offs)},
-                          {"amplitudes", to_json_matrix(amps)},
-                          {"sharpness", to_json_matrix(sharp)},
-                          {"tau_bias_heads", taus},
-                          {"f", to_json_matrix(f)}});
+    json entry = {{"layer", i}, {"description", module.describe()}, {"heads", f.size(0)}};
+    std::string names;
+    for (const auto& p : module.named_parameters()) {
+      names += (names.empty() ? "" : ",") + p.key();
+      entry[p.key()] = p.value().dim() == 2 ? to_json_matrix(p.value()) : json(to_vector(p.value()));
+    }
+    if (!names.empty()) entry["parameters"] = s.bases[i] + "{" + names + "}";
+    entry["tau_bias_heads"] = taus;
+    entry["f"] = to_json_matrix(f);
+    layer_list.push_back(std::move(entry));
     if (!first_bias.defined()) first_bias = bias, first_taus = taus;
     plot::LineChart chart;
-    chart.title = "layer " + std::to_string(layer);
+    chart.title = "layer " + std::to_string(i);
     chart.x_label = "offset r = j − i";
     chart.y_label = "f_h(r)";
     for (int64_t h = 0; h < f.size(0); ++h)
@@ -312,8 +338,8 @@ json analyze_tisa(const Checkpoint& c, int64_t positions, const std::string& out
   }
   j["layers"] = layer_list;
   j["tau_bias_min"] = min_tau;
-  // Kernels are usually local: draw the offsets where some |f_h(r)| reaches 1% of the largest
-  // value (at least ±8, 20% margin) so that their shape is visible; the JSON keeps every offset.
+  // Terms are often local: draw the offsets where some |f_h(r)| reaches 1% of the largest value
+  // (at least ±8, 20% margin) so that their shape is visible; the JSON keeps every offset.
   double peak = 0, reach = 8;
   for (const auto& l : layer_list)
     for (const auto& head : l.at("f"))
@@ -324,8 +350,8 @@ json analyze_tisa(const Checkpoint& c, int64_t positions, const std::string& out
         if (std::abs(head[k].get<double>()) >= 0.01 * peak) reach = std::max(reach, std::abs(r[k]));
   reach = std::min(static_cast<double>(n - 1), std::ceil(reach * 1.2));
   j["plotted_offsets"] = json{{"from", -reach}, {"to", reach}};
-  spdlog::info("[analysis] TISA: {} layer module(s), tau of every head's bias matrix >= {:.12f} (Toeplitz by construction)",
-               layers.size(), min_tau);
+  spdlog::info("[analysis] {}: {} layer module(s), tau of every head's bias matrix >= {:.12f} (Toeplitz by construction)",
+               s.name, s.modules.size(), min_tau);
 
   if (pictures) {
     // Legend shared by all panels (same heads in each).
@@ -337,15 +363,15 @@ json analyze_tisa(const Checkpoint& c, int64_t positions, const std::string& out
       chart.x_min = -reach;
       chart.x_max = reach;
     }
-    plot::write_svg(out + "/tisa_kernels.svg", kernels);
+    plot::write_svg(out + "/" + s.name + "_kernels.svg", kernels);
 
-    // The band of a local kernel is a thin line at n = 512: show the leading block where the
-    // kernels live (τ above is over all n positions).
+    // The band of a local term is a thin line at n = 512: show the leading block where it lives
+    // (τ above is over all n positions).
     int64_t shown = std::min<int64_t>(n, std::max<int64_t>(32, static_cast<int64_t>(2 * reach)));
     first_bias = first_bias.narrow(1, 0, shown).narrow(2, 0, shown);
     plot::Figure bf;
-    bf.title = "TISA bias f_h(j − i), layer " + std::to_string(layers.begin()->first) + ", first " +
-               std::to_string(shown) + " positions (τ over n = " + std::to_string(n) + "): Toeplitz by construction";
+    bf.title = s.name + " bias f_h(j − i), layer 0, first " + std::to_string(shown) + " positions (τ over n = " +
+               std::to_string(n) + "): Toeplitz by construction";
     bf.columns = static_cast<int>(std::min<int64_t>(4, first_bias.size(0)));
     bf.panel_width = 330;
     bf.panel_height = 300;
@@ -356,47 +382,33 @@ json analyze_tisa(const Checkpoint& c, int64_t positions, const std::string& out
       hm.y_label = "i";
       bf.panels.push_back(std::move(hm));
     }
-    plot::write_svg(out + "/tisa_bias.svg", bf);
+    plot::write_svg(out + "/" + s.name + "_bias.svg", bf);
   }
   return j;
 }
 
-// Any other learned or fixed scheme whose term depends on j − i only (t5, alibi, kerple_log, fire
-// below its threshold): the modules are built from the checkpoint's config (model/position/
-// registry.h), loaded from albert.encoder.<scheme>.<i>.*, and asked for their position term per
-// head against j − i (offset_profile). TISA keeps its own part above.
-json analyze_scheme(const Checkpoint& c, int64_t positions, const std::string& out, bool pictures) {
-  if (!c.config.contains("tisa_train")) return nullptr;
-  const config::ModelConfig m = model::read_hf_config(c.dir).model;
-  if (m.position.relative == "tisa") return nullptr;
-  const std::string name = m.position.relative;
-  auto modules = model::make_configured_schemes(m);
-  if (modules.empty()) return nullptr;
-  if (!modules[0]->offset_profile(2).defined())
-    return json{{"scheme", name},
-                {"note", name + "'s term is not a function of j − i alone (content-dependent or embedding-side): not drawn"}};
-  for (size_t i = 0; i < modules.size(); ++i)
-    for (auto& p : modules[i]->named_parameters()) {
-      const std::string key = c.prefix + "encoder." + name + "." + std::to_string(i) + "." + p.key();
-      auto it = c.tensors.find(key);
-      if (it == c.tensors.end()) throw Error(c.dir + "/model.safetensors: tensor '" + key + "' not found");
-      p.value().copy_(c.checked(key, it->second));
-    }
-  const int64_t n = positions > 0 ? positions : c.config_int("max_position_embeddings", 512);
+// The scheme's summary (part "scheme"): its description and each module's term against j − i
+// over every offset, drawn unzoomed in <scheme>_profile.svg; a scheme whose term is not a
+// function of j − i alone is named with a note.
+json describe_scheme(const LoadedScheme& s, const config::ModelConfig& m, int64_t n, const std::string& out,
+                     bool pictures) {
+  if (s.modules.empty())
+    return json{{"scheme", s.name},
+                {"note", s.name + "'s term is not a function of j − i alone (content-dependent or embedding-side): not drawn"}};
   std::vector<double> r;
   for (int64_t k = -(n - 1); k <= n - 1; ++k) r.push_back(static_cast<double>(k));
   json j;
-  j["scheme"] = name;
+  j["scheme"] = s.name;
   j["description"] = model::describe_position(m);
   j["length"] = n;
   json list = json::array();
   plot::Figure fig;
-  fig.title = name + ": position term per head against r = j − i";
-  fig.columns = static_cast<int>(std::min<size_t>(3, modules.size()));
+  fig.title = s.name + ": position term per head against r = j − i";
+  fig.columns = static_cast<int>(std::min<size_t>(3, s.modules.size()));
   fig.panel_width = 520;
   fig.panel_height = 340;
-  for (size_t i = 0; i < modules.size(); ++i) {
-    at::Tensor f = modules[i]->offset_profile(n);  // [H, 2n−1]
+  for (size_t i = 0; i < s.modules.size(); ++i) {
+    at::Tensor f = s.modules[i]->offset_profile(n);  // [H, 2n−1]
     list.push_back({{"module", i}, {"f", to_json_matrix(f)}});
     plot::LineChart chart;
     chart.title = "module " + std::to_string(i);
@@ -407,8 +419,7 @@ json analyze_scheme(const Checkpoint& c, int64_t positions, const std::string& o
     fig.panels.push_back(std::move(chart));
   }
   j["modules"] = list;
-  spdlog::info("[analysis] {}: {} module(s), position term against j − i", name, modules.size());
-  if (pictures) plot::write_svg(out + "/" + name + "_profile.svg", fig);
+  if (pictures) plot::write_svg(out + "/" + s.name + "_profile.svg", fig);
   return j;
 }
 
@@ -427,12 +438,33 @@ json analyze_checkpoint(const AnalyzeOptions& options) {
 
   bool has_table = c.find("embeddings.position_embeddings.weight") != nullptr;
   result["absolute"] = has_table ? analyze_absolute(c, options.positions, options.out_dir, options.pictures) : json(nullptr);
-  result["tisa"] = analyze_tisa(c, options.positions, options.out_dir, options.pictures);
-  result["scheme"] = analyze_scheme(c, options.positions, options.out_dir, options.pictures);
-  const bool scheme_drawn = result["scheme"].is_object() && result["scheme"].contains("modules");
-  if (!has_table && result["tisa"].is_null() && !scheme_drawn)
+  result["scheme"] = nullptr;
+  // The relative scheme: the tisa_train block's or, in an export without one, the scheme whose
+  // module 0 the file holds (registry naming, model/position/registry.h).
+  bool term_drawn = false;
+  if (c.model_type == "albert") {  // schemes exist in tisa-train's ALBERT only
+    config::ModelConfig m = model::read_hf_config(c.dir).model;
+    if (!c.config.contains("tisa_train"))
+      for (const auto& name : model::relative_scheme_names()) {
+        const auto probe = model::make_relative_schemes(name, m, 1);
+        if (!probe.empty() && probe.front()->parameter_count() > 0 &&
+            c.tensors.count(c.prefix + "encoder." + name + ".0." + probe.front()->named_parameters().begin()->key()))
+          m.position.relative = name;
+      }
+    const auto configured = model::make_configured_schemes(m);
+    if (!configured.empty()) {
+      LoadedScheme s{m.position.relative, {}, {}};
+      if (configured.front()->offset_profile(2).defined()) s = load_scheme_modules(c, m);
+      const int64_t n = options.positions > 0 ? options.positions : c.config_int("max_position_embeddings", 512);
+      result[s.name] = analyze_offset_term(s, n, options.out_dir, options.pictures);
+      result["scheme"] = describe_scheme(s, m, n, options.out_dir, options.pictures);
+      term_drawn = !s.modules.empty();
+    }
+  }
+  if (!has_table && !term_drawn)
     throw Error(options.model_dir + "/model.safetensors: neither an absolute position table (" + c.prefix +
-                "embeddings.position_embeddings.weight) nor TISA parameters (albert.encoder.tisa.<layer>.*): nothing to analyse");
+                "embeddings.position_embeddings.weight) nor a position scheme whose term depends on j − i only "
+                "(<prefix>encoder.<scheme>.<i>.*): nothing to analyse");
   fs::write_file_atomic(options.out_dir + "/analysis.json", result.dump(1) + "\n");
   spdlog::info("[analysis] wrote {}/analysis.json{}", options.out_dir, options.pictures ? " and SVG pictures" : "");
   return result;

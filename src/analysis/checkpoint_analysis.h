@@ -2,15 +2,18 @@
 // directory (config.json + model.safetensors), read directly, without building a model.
 //
 // Supported: ALBERT, BERT, RoBERTa and ELECTRA names (with or without the "<model_type>." prefix
-// of the *ForPreTraining heads), and our TISA parameters albert.encoder.tisa.<layer>.*. Writes to
-// the output folder:
+// of the *ForPreTraining heads), and the parameters of tisa-train's position schemes,
+// albert.encoder.<scheme>.<i>.* (the scheme named by config.json's tisa_train block; its term is
+// asked of the scheme's modules, model/position/relative_scheme.h). Writes to the output folder:
 //   analysis.json        every number: τ of P·Pᵀ and of each first-layer head's position term
 //                        F̂_h (SPEC §9), their diagonal means (the effective offset kernel), and for
-//                        TISA models the parameters, the kernel curves f_h(r) and τ of each bias
-//                        matrix (1 by construction);
+//                        a scheme whose term depends on j − i only (tisa, t5, alibi, ...) under its
+//                        name: the parameters, the curves f_h(r) and τ of each bias matrix (1 by
+//                        construction), with each module's f_h(r) again under "scheme";
 //   gram.svg             heatmap of P·Pᵀ;   gram_toeplitz.svg   P·Pᵀ, its Toeplitz projection, residual;
 //   heads.svg            one heatmap per head of F̂_h;   head_profiles.svg   diagonal means vs j − i;
-//   tisa_kernels.svg     f_h(r) per layer (one series per head);   tisa_bias.svg  layer 0's bias matrices.
+//   <scheme>_kernels.svg f_h(r) per module (zoomed on where it lives);  <scheme>_bias.svg  module 0's
+//                        bias matrices;  <scheme>_profile.svg  f_h(r) per module over every offset.
 // Matrices themselves are not stored in the JSON (12·512² numbers); the pictures show them.
 #pragma once
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// Translation-invariance measures (SPEC §9) and TISA kernels (SPEC §2), in float64.
+// Translation-invariance measures (SPEC §9), in float64.
 //
 // Diagonal sums use a "skew" of the matrix (flip columns, pad, re-stride) so that each diagonal
 // becomes one column: only flip/pad/reshape/sum/index_select, which are deterministic on every
@@ -95,13 +95,6 @@ void check_linear(const at::Tensor& w, const at::Tensor& b, int64_t in, const ch
     throw Error(std::string(what) + ".bias: expected [" + std::to_string(w.size(0)) + "], got " + shape_of(b));
 }
 
-void check_tisa(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b) {
-  if (!c.defined() || c.dim() != 2 || !a.defined() || !b.defined() || a.sizes() != c.sizes() ||
-      b.sizes() != c.sizes())
-    throw Error("TISA parameters: expected offsets, amplitudes and sharpness of one shape [S, heads], got " +
-                shape_of(c) + ", " + shape_of(a) + ", " + shape_of(b));
-}
-
 }  // namespace
 
 at::Tensor diagonal_means(const at::Tensor& a) {
@@ -196,28 +189,6 @@ std::optional<InvarianceSummary> model_position_invariance(const torch::nn::Modu
 
 nlohmann::json to_json(const InvarianceSummary& summary) {
   return {{"tau_gram", summary.tau_gram}, {"tau_heads_mean", summary.tau_heads_mean}, {"tau_heads", summary.tau_heads}};
-}
-
-at::Tensor tisa_kernel(const at::Tensor& offsets, const at::Tensor& amplitudes, const at::Tensor& sharpness,
-                       const at::Tensor& r) {
-  check_tisa(offsets, amplitudes, sharpness);
-  torch::NoGradGuard no_grad;
-  at::Tensor c = as_double(offsets).t().unsqueeze(-1);                      // [H, S, 1]
-  at::Tensor a = as_double(amplitudes).t().unsqueeze(-1);                   // [H, S, 1]
-  at::Tensor b = as_double(sharpness).abs().t().unsqueeze(-1);              // [H, S, 1]
-  at::Tensor rr = as_double(r).to(c.device()).reshape({1, 1, -1});         // [1, 1, R]
-  return (a * torch::exp(-b * (rr - c).pow(2))).sum(1);                     // [H, R]
-}
-
-at::Tensor tisa_bias_matrix(const at::Tensor& offsets, const at::Tensor& amplitudes, const at::Tensor& sharpness,
-                            int64_t length) {
-  if (length <= 0) throw Error("tisa_bias_matrix: length must be positive, got " + std::to_string(length));
-  check_tisa(offsets, amplitudes, sharpness);
-  torch::NoGradGuard no_grad;
-  auto device = offsets.device();
-  at::Tensor r = torch::arange(-(length - 1), length, torch::TensorOptions().dtype(torch::kDouble).device(device));
-  at::Tensor f = tisa_kernel(offsets, amplitudes, sharpness, r);            // [H, 2L−1], index r + L − 1
-  return f.index_select(1, offset_index(length, device)).view({f.size(0), length, length});  // [H, L, L]
 }
 
 }  // namespace tisa::analysis

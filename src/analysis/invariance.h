@@ -1,7 +1,7 @@
 // Degree of translation invariance (SPEC §9, the paper's section 3) and the matrices it is
 // measured on: the Gram matrix of an absolute position table and each first-layer head's
-// position-to-position logit term; and TISA's kernel f_h(r) (SPEC §2), whose [L, L] bias matrix
-// is Toeplitz by construction.
+// position-to-position logit term. A relative scheme's own term against j − i is the scheme's to
+// give (offset_profile, model/position/relative_scheme.h; checkpoint_analysis.cpp).
 //
 // All results are computed in float64 on the device of the inputs, without gradients. Callers
 // pass plain tensors (no module types), so the trainer can call position_invariance() at every
@@ -77,17 +77,5 @@ std::optional<InvarianceSummary> model_position_invariance(const torch::nn::Modu
 
 // {"tau_gram": …, "tau_heads_mean": …, "tau_heads": […]} (the keys `tisa-train plot` knows).
 nlohmann::json to_json(const InvarianceSummary& summary);
-
-// TISA kernels (SPEC §2) f_h(r) = Σ_s a_{s,h}·exp(−|b_{s,h}|·(r − c_{s,h})²), with offsets c,
-// amplitudes a and sharpness b each [S, heads] (kernels × heads, the layout of
-// model/position/tisa.h and of albert.encoder.tisa.<layer>.* in checkpoints), at the offsets r
-// (1-D). Returns float64 [heads, R].
-at::Tensor tisa_kernel(const at::Tensor& offsets, const at::Tensor& amplitudes, const at::Tensor& sharpness,
-                       const at::Tensor& r);
-
-// The [heads, L, L] bias matrix B[h, i, j] = f_h(j − i) (SPEC §2, r = j − i), float64; parameters
-// [S, heads] as above.
-at::Tensor tisa_bias_matrix(const at::Tensor& offsets, const at::Tensor& amplitudes, const at::Tensor& sharpness,
-                            int64_t length);
 
 }  // namespace tisa::analysis

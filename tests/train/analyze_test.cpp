@@ -123,7 +123,8 @@ TEST(AnalyzeTest, RobertaSkipsPaddingRowsAndElectraUsesProjection) {
     EXPECT_EQ(r.at("absolute").at("positions"), 18);
     EXPECT_NEAR(r.at("absolute").at("tau_gram").get<double>(), 1.0, 1e-9);
     // No biases, no mapping: Q_h·K_hᵀ = P·(Wq_hᵀ Wk_h)·Pᵀ is not Toeplitz in general, but finite.
-    EXPECT_TRUE(r.at("tisa").is_null());
+    EXPECT_TRUE(r.at("scheme").is_null()) << "no tisa_train block: no scheme part";
+    EXPECT_FALSE(r.contains("tisa"));
     EXPECT_FALSE(fs::exists(root + "/roberta_out/gram.svg")) << "pictures off";
   }
   // ELECTRA with embeddings_project (E = 4 → H = 6), heads = 3.

@@ -11,6 +11,7 @@
 #include "analysis/invariance.h"
 #include "common/error.h"
 #include "model/albert.h"
+#include "model/position/tisa.h"
 
 using namespace tisa::analysis;
 
@@ -136,28 +137,33 @@ TEST(InvarianceTest, SinusoidalPositionsGiveToeplitzGram) {
   EXPECT_LT(translation_invariance(position_gram(p + torch::randn({n, 6}, gen, torch::kDouble), n)), 0.9);
 }
 
-TEST(InvarianceTest, TisaKernelByHandAndBiasIsToeplitz) {
+// The analysis asks a scheme for its term (offset_profile) and expands it as the model does
+// (toeplitz_from_offsets): TISA's, by hand, and τ = 1 for its bias matrices.
+TEST(InvarianceTest, TisaTermFromTheSchemeByHandAndBiasIsToeplitz) {
+  torch::NoGradGuard no_grad;
   // One kernel, two heads, [S, H] layout: head 0: a = 2, b = −0.5 (|b| used), c = 1; head 1: a = 1, b = 1, c = −2.
-  auto c = torch::tensor({1.0, -2.0}).view({1, 2});
-  auto a = torch::tensor({2.0, 1.0}).view({1, 2});
-  auto b = torch::tensor({-0.5, 1.0}).view({1, 2});
-  auto f = tisa_kernel(c, a, b, torch::tensor({-1.0, 0.0, 3.0}));
-  ASSERT_EQ(f.sizes(), (std::vector<int64_t>{2, 3}));
-  EXPECT_NEAR(f[0][0].item<double>(), 2 * std::exp(-0.5 * 4), 1e-7);   // r = −1: (−1 − 1)² = 4
-  EXPECT_NEAR(f[0][2].item<double>(), 2 * std::exp(-0.5 * 4), 1e-7);   // r = 3: (3 − 1)² = 4
-  EXPECT_NEAR(f[1][1].item<double>(), std::exp(-4.0), 1e-7);           // r = 0: (0 + 2)² = 4
+  tisa::model::TisaImpl tisa(/*num_heads=*/2, /*num_kernels=*/1);
+  tisa.to(torch::kDouble);
+  tisa.offsets_.copy_(torch::tensor({1.0, -2.0}).view({1, 2}));
+  tisa.amplitudes_.copy_(torch::tensor({2.0, 1.0}).view({1, 2}));
+  tisa.sharpness_.copy_(torch::tensor({-0.5, 1.0}).view({1, 2}));
+  auto f = tisa.offset_profile(4);  // [2, 7], index r + 3
+  ASSERT_EQ(f.sizes(), (std::vector<int64_t>{2, 7}));
+  ASSERT_EQ(f.scalar_type(), torch::kDouble);
+  EXPECT_NEAR(f[0][2].item<double>(), 2 * std::exp(-0.5 * 4), 1e-15);  // r = −1: (−1 − 1)² = 4
+  EXPECT_NEAR(f[0][6].item<double>(), 2 * std::exp(-0.5 * 4), 1e-15);  // r = 3: (3 − 1)² = 4
+  EXPECT_NEAR(f[1][3].item<double>(), std::exp(-4.0), 1e-15);          // r = 0: (0 + 2)² = 4
   // 3×3 bias of head 0: B[i, j] = f_0(j − i); B[0, 2] = f(2) = 2·e^{−0.5}, B[2, 0] = f(−2) = 2·e^{−4.5}.
-  auto bias = tisa_bias_matrix(c, a, b, 3);
+  auto bias = tisa::model::toeplitz_from_offsets(tisa.offset_profile(3), 3);
   ASSERT_EQ(bias.sizes(), (std::vector<int64_t>{2, 3, 3}));
-  EXPECT_NEAR(bias[0][0][2].item<double>(), 2 * std::exp(-0.5), 1e-7);
-  EXPECT_NEAR(bias[0][2][0].item<double>(), 2 * std::exp(-4.5), 1e-7);
-  EXPECT_NEAR(bias[0][1][1].item<double>(), 2 * std::exp(-0.5), 1e-7);  // r = 0: (0 − 1)² = 1
+  EXPECT_NEAR(bias[0][0][2].item<double>(), 2 * std::exp(-0.5), 1e-15);
+  EXPECT_NEAR(bias[0][2][0].item<double>(), 2 * std::exp(-4.5), 1e-15);
+  EXPECT_NEAR(bias[0][1][1].item<double>(), 2 * std::exp(-0.5), 1e-15);  // r = 0: (0 − 1)² = 1
   // Random kernels, longer sequence: τ = 1 for every head.
-  auto gen = at::detail::createCPUGenerator(9);
-  auto cc = torch::randn({5, 4}, gen) * 5, aa = torch::randn({5, 4}, gen), bb = torch::randn({5, 4}, gen) * 0.1;
-  auto big = tisa_bias_matrix(cc, aa, bb, 64);
-  for (int64_t h = 0; h < 4; ++h) EXPECT_DOUBLE_EQ(translation_invariance(big[h]), 1.0) << "head " << h;
-  EXPECT_THROW(tisa_kernel(cc, aa.narrow(0, 0, 2), bb, torch::zeros({1})), tisa::Error);
+  tisa::model::TisaImpl big(/*num_heads=*/4, /*num_kernels=*/5);
+  big.to(torch::kDouble);
+  auto matrices = tisa::model::toeplitz_from_offsets(big.offset_profile(64), 64);
+  for (int64_t h = 0; h < 4; ++h) EXPECT_DOUBLE_EQ(translation_invariance(matrices[h]), 1.0) << "head " << h;
 }
 
 TEST(InvarianceTest, ModelHookFindsAlbertParameters) {

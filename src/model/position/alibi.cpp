@@ -57,7 +57,7 @@ double AlibiImpl::flops(int64_t batch, int64_t length) const {
 torch::Tensor AlibiImpl::offset_profile(int64_t n) const {
   auto m = torch::tensor(slopes_, torch::kDouble);
   auto r = torch::arange(-(n - 1), n, torch::kDouble).abs();
-  return (-m.unsqueeze(1) * r.unsqueeze(0)).to(torch::kFloat);                        // [H, 2n−1]
+  return -m.unsqueeze(1) * r.unsqueeze(0);                                            // [H, 2n−1]
 }
 
 }  // namespace tisa::model

@@ -72,7 +72,7 @@ torch::Tensor FireImpl::offset_profile(int64_t n) const {
   auto threshold = torch::maximum(threshold_.abs().clamp_min(1.0), torch::full({1}, static_cast<double>(n - 1), c_.options()));
   auto r = torch::arange(-(n - 1), n, c_.options());
   auto x = torch::sign(r) * torch::log1p(c * r.abs()) / torch::log1p(c * threshold);
-  return mlp(x).t().to(torch::kCPU, torch::kFloat);                            // [H, 2n−1]
+  return mlp(x).t().to(torch::kCPU, torch::kDouble);                           // [H, 2n−1]
 }
 
 }  // namespace tisa::model

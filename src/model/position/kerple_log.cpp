@@ -44,7 +44,7 @@ double KerpleLogImpl::flops(int64_t batch, int64_t length) const {
 
 torch::Tensor KerpleLogImpl::offset_profile(int64_t n) const {
   torch::NoGradGuard no_grad;
-  return scores(n).to(torch::kCPU, torch::kFloat);
+  return scores(n).to(torch::kCPU, torch::kDouble);
 }
 
 }  // namespace tisa::model

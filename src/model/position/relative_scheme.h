@@ -58,8 +58,9 @@ struct RelativeSchemeImpl : torch::nn::Module {
     return 0.0;
   }
   // The per-head position term against the offset r = j − i for r = −(n−1) … n−1: [H, 2n−1] on
-  // the CPU, float32. Undefined when the term is not a function of j − i alone (RoPE and Shaw
-  // depend on the content, FIRE on i too, sinusoidal enters the embeddings).
+  // the CPU, float64, computed in the precision of the module's parameters (the analysis converts
+  // a module to float64 first). Undefined when the term is not a function of j − i alone (RoPE and
+  // Shaw depend on the content, FIRE on i too, sinusoidal enters the embeddings).
   virtual torch::Tensor offset_profile(int64_t n) const {
     (void)n;
     return {};

@@ -70,7 +70,7 @@ double T5BiasImpl::flops(int64_t batch, int64_t length) const {
 
 torch::Tensor T5BiasImpl::offset_profile(int64_t n) const {
   torch::NoGradGuard no_grad;
-  return scores(n).to(torch::kCPU, torch::kFloat);
+  return scores(n).to(torch::kCPU, torch::kDouble);
 }
 
 }  // namespace tisa::model

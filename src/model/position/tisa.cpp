@@ -66,7 +66,7 @@ double TisaImpl::flops(int64_t batch, int64_t length) const {
 
 torch::Tensor TisaImpl::offset_profile(int64_t n) const {
   torch::NoGradGuard no_grad;
-  return scores(n).to(torch::kCPU, torch::kFloat);  // [H, 2n−1]
+  return scores(n).to(torch::kCPU, torch::kDouble);  // [H, 2n−1]
 }
 
 }  // namespace tisa::model
