@@ -50,8 +50,19 @@ GemmResult run_gemm(const GemmSpec& spec);
 std::vector<GemmSpec> default_gemm_specs(int64_t tokens, int64_t hidden, int64_t intermediate);
 
 // ---------------------------------------------------------------------------------- model
+// A label names a model's position terms: [<computation>-]<position>[-<preset>], where
+//   position     absolute | <scheme> | absolute+<scheme> | absolute_<scheme>, <scheme> any name of
+//                the registry (model/position/registry.h): tisa, shaw, rope, alibi, none, ...;
+//   computation  another way the scheme computes its terms (its computations(); shaw: gather,
+//                skew, naive = through an [L, L, d] table), e.g. naive-shaw;
+//   preset       named settings of the scheme (its settings' apply_preset(); shaw: hf = k = P − 1,
+//                no value term, HF's relative_key), e.g. shaw-hf, gather-shaw-hf.
+// Sets model.position of `m`; returns the computation ("" = the scheme's own). An unknown part
+// throws tisa::Error naming what is known.
+std::string apply_scheme_label(const std::string& label, config::ModelConfig& m);
+
 struct ModelBenchSpec {
-  std::string label;             // e.g. "absolute", "tisa", "shaw", "naive-shaw"
+  std::string label;             // e.g. "absolute", "absolute_tisa", "rope", "naive-shaw" (apply_scheme_label)
   config::ModelConfig model;
   std::string mode = "train";    // "train" (fwd + bwd + optimiser) or "forward" (no grad)
   config::Precision precision = config::Precision::kFp32;
@@ -60,8 +71,7 @@ struct ModelBenchSpec {
   int64_t seq = 128;
   int64_t masked_per_seq = -1;   // -1: min(20, round(0.15·seq)) as ALBERT's data
   bool mlm_all_positions = false;  // HF-style: vocabulary projection at every position
-  bool naive_shaw = false;       // replace Shaw's modules by an [L, L, d]-materialising variant
-  bool gather_shaw = false;      // force Shaw's gather path (ShawImpl::Strategy::kGather), no skew
+  std::string computation;       // another way the scheme computes its terms (naive, gather); "" = its own
   std::string device = "cpu";    // "cpu" or "cuda"
   bool eager_attention = false;  // force the eager softmax attention (default: fused where possible)
   int warmup = 2;

@@ -1,5 +1,6 @@
-// Model benchmarks: pretraining step and forward throughput, peak memory, the naive Shaw variant
-// for the memory comparison, and the bf16-vs-fp32 loss-curve check; see bench.h.
+// Model benchmarks: pretraining step and forward throughput, peak memory (with a scheme's other
+// computations, e.g. Shaw's naive [L, L, d] one, for the memory comparison), and the bf16-vs-fp32
+// loss-curve check; see bench.h.
 #include <c10/core/InferenceMode.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
@@ -20,7 +21,6 @@
 #include "config/config_loader.h"
 #include "model/albert.h"
 #include "model/position/registry.h"
-#include "model/position/shaw.h"
 #include "optim/optimizer.h"
 #include "model/autocast.h"
 #include "model/fused_attention.h"
@@ -43,33 +43,6 @@ double read_status_kib(const char* key) {
     if (line.compare(0, n, key) == 0) return std::atof(line.c_str() + n + 1);
   return 0;
 }
-
-// Shaw's terms computed the way a direct implementation does (and HF's relative_key does for
-// the key term): materialise the [L, L, d] table of relative embeddings, then contract it with
-// q (einsum bhld,lrd->bhlr) and with the probabilities (bhlr,lrd->bhld). Same parameters as the
-// ShawImpl it wraps (shared tensors, so gradients reach them); only for the memory/speed
-// comparison of the bench (SPEC §2 forbids it in the model).
-struct NaiveShawImpl : model::RelativeSchemeImpl {
-  explicit NaiveShawImpl(model::ShawImpl& shaw) : shaw_(shaw) {}
-  torch::Tensor table(const torch::Tensor& t, int64_t L, const torch::Device& device) {
-    const int64_t k = shaw_.max_distance(), w = std::min(k, L - 1);
-    auto idx = shaw_.offset_index(L, device) + (k - w);  // [L, L] rows of the full table
-    return t.index_select(0, idx.reshape({-1})).view({L, L, t.size(1)});  // [L, L, d]
-  }
-  torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override {
-    const int64_t L = q.size(2);
-    auto rel = table(shaw_.keys_, L, q.device()).to(q.scalar_type());          // [L, L, d]
-    auto term = torch::einsum("bhld,lrd->bhlr", {q, rel});                       // [B, H, L, L]
-    return logits + term * (1.0 / std::sqrt(static_cast<double>(q.size(3))));
-  }
-  torch::Tensor add_to_output(torch::Tensor out, const torch::Tensor& probs) override {
-    if (!shaw_.has_values()) return out;
-    const int64_t L = probs.size(-1);
-    auto rel = table(shaw_.values_, L, probs.device()).to(probs.scalar_type());  // [L, L, d]
-    return out + torch::einsum("bhlr,lrd->bhld", {probs, rel}).to(out.scalar_type());  // [B, H, L, d]
-  }
-  model::ShawImpl& shaw_;
-};
 
 // A random batch of full-length sequences (no padding): ids uniform over the non-special
 // vocabulary, token types 0 then 1, `masked_per_seq` distinct masked positions per row (never
@@ -187,8 +160,7 @@ nlohmann::json model_spec_to_json(const ModelBenchSpec& s) {
           {"seq", s.seq},
           {"masked_per_seq", s.masked_per_seq},
           {"mlm_all_positions", s.mlm_all_positions},
-          {"naive_shaw", s.naive_shaw},
-          {"gather_shaw", s.gather_shaw},
+          {"computation", s.computation},
           {"device", s.device},
           {"eager_attention", s.eager_attention},
           {"warmup", s.warmup},
@@ -208,8 +180,7 @@ ModelBenchSpec model_spec_from_json(const nlohmann::json& j, const config::Model
   s.seq = j.value("seq", s.seq);
   s.masked_per_seq = j.value("masked_per_seq", s.masked_per_seq);
   s.mlm_all_positions = j.value("mlm_all_positions", s.mlm_all_positions);
-  s.naive_shaw = j.value("naive_shaw", s.naive_shaw);
-  s.gather_shaw = j.value("gather_shaw", s.gather_shaw);
+  s.computation = j.value("computation", s.computation);
   s.device = j.value("device", s.device);
   s.eager_attention = j.value("eager_attention", s.eager_attention);
   s.warmup = j.value("warmup", s.warmup);
@@ -285,20 +256,12 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
   r.fused_attention = !spec.eager_attention && model::fused_attention_available() &&
                       m->albert->encoder->groups[0]->layers[0]->attention->uses_fused(
                           m->albert->encoder->scheme_for(0, 0), /*probs_requested=*/false);
-  if (spec.gather_shaw) {
-    if (spec.model.position.relative != "shaw")
-      throw Error("bench: gather_shaw needs model.position.relative = shaw");
+  if (!spec.computation.empty()) {
+    if (m->albert->encoder->schemes.empty())
+      throw Error("bench: computation '" + spec.computation + "' needs a position scheme, got none");
     for (auto& s : m->albert->encoder->schemes)
-      if (auto* shaw = dynamic_cast<model::ShawImpl*>(s.get())) shaw->set_strategy(model::ShawImpl::Strategy::kGather);
-  }
-  if (spec.naive_shaw) {
-    if (spec.model.position.relative != "shaw")
-      throw Error("bench: naive_shaw needs model.position.relative = shaw");
-    for (auto& s : m->albert->encoder->schemes) {
-      auto* shaw = dynamic_cast<model::ShawImpl*>(s.get());
-      if (!shaw) throw Error("bench: naive_shaw: scheme module is not Shaw");
-      s = std::make_shared<NaiveShawImpl>(*shaw);
-    }
+      if (!s->use_computation(spec.computation))
+        throw Error("bench: scheme " + spec.model.position.relative + " has no computation '" + spec.computation + "'");
   }
   m->to(device);
   if (spec.mode == "forward") m->eval();

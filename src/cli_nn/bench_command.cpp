@@ -7,11 +7,10 @@
 // that its peak RSS (VmHWM) is its own and one configuration's allocator state cannot speed up
 // or slow down the next. --in-process skips that (peak memory is then cumulative).
 //
-// Scheme labels (--scheme, comma-separated):
-//   absolute | tisa | absolute+tisa | shaw | none     the position schemes of SPEC §2
-//   shaw-hf       shaw with k = P − 1 and no value term = HF's relative_key (SPEC §2)
-//   naive-shaw, naive-shaw-hf   the same, computed through an [L, L, d] table (bench only)
-//   gather-shaw, gather-shaw-hf the same, forced onto the gather path (no skew; see shaw.h)
+// Scheme labels (--scheme, comma-separated), bench::apply_scheme_label (bench.h):
+//   [<computation>-]<position>[-<preset>], position = absolute, any scheme of the registry,
+//   absolute+<scheme> or absolute_<scheme>; e.g. absolute, tisa, absolute_tisa, rope,alibi,
+//   shaw-hf (HF's relative_key), naive-shaw (through an [L, L, d] table), gather-shaw-hf.
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 #include <torch/version.h>
@@ -31,7 +30,6 @@
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "config/config_loader.h"
-#include "model/position/shaw.h"
 #include "train/precision_choice.h"
 #include "train/runtime_info.h"
 
@@ -106,61 +104,6 @@ const CLI::Validator kShapeList(
       return "";
     },
     "BATCHxSEQ[,...]");
-
-// How a Shaw scheme is computed in a bench run: as the model does, through an [L, L, d] table, or
-// forced onto the gather path.
-enum class ShawPath { kModel, kNaive, kGather };
-
-// Sets the position settings of a scheme label; returns how Shaw's terms are to be computed.
-ShawPath apply_scheme(const std::string& label, config::ModelConfig& m) {
-  auto& p = m.position;
-  std::string base = label;
-  ShawPath impl = ShawPath::kModel;
-  if (base.rfind("naive-", 0) == 0) {
-    impl = ShawPath::kNaive;
-    base = base.substr(6);
-  } else if (base.rfind("gather-", 0) == 0) {
-    impl = ShawPath::kGather;
-    base = base.substr(7);
-  }
-  if (base == "absolute") {
-    p.absolute = true;
-    p.relative = "none";
-  } else if (base == "tisa") {
-    p.absolute = false;
-    p.relative = "tisa";
-  } else if (base == "absolute+tisa") {
-    p.absolute = true;
-    p.relative = "tisa";
-  } else if (base == "shaw" || base == "shaw-hf") {
-    p.absolute = false;
-    p.relative = "shaw";
-    if (base == "shaw-hf") {
-      auto& shaw = p.settings<model::ShawSettings>();
-      shaw.max_distance = m.max_position_embeddings - 1;
-      shaw.values = false;
-    }
-  } else if (base == "none") {
-    p.absolute = false;
-    p.relative = "none";
-  } else {
-    // Any other scheme of the registry, alone (`rope`) or with the learned table (`absolute+rope`).
-    const bool with_table = base.rfind("absolute+", 0) == 0;
-    const std::string name = with_table ? base.substr(9) : base;
-    if (config::find_position_scheme(name)) {
-      p.relative = name;
-    } else {
-      std::string known;
-      for (const auto& n : config::position_scheme_names()) known += ", " + n;
-      throw Error("bench --scheme: unknown scheme '" + label + "' (absolute, absolute+<scheme>, shaw-hf, " +
-                  "naive-/gather-shaw, naive-/gather-shaw-hf" + known + ")");
-    }
-    p.absolute = with_table;
-  }
-  if (impl != ShawPath::kModel && p.relative != "shaw")
-    throw Error("bench --scheme: naive- and gather- apply to shaw and shaw-hf only, got '" + label + "'");
-  return impl;
-}
 
 void set_threads(const BenchArgs& a) {
   if (a.interop_threads > 0) at::set_num_interop_threads(a.interop_threads);
@@ -307,7 +250,7 @@ nlohmann::json bench_data(const BenchArgs& a, std::ostream& os) {
 nlohmann::json bench_loss_check(const BenchArgs& a, const config::ModelConfig& model, std::ostream& os) {
   auto [b, l] = parse_shape(split_list(a.shapes).front());
   auto m = model;
-  apply_scheme(split_list(a.schemes).front(), m);
+  bench::apply_scheme_label(split_list(a.schemes).front(), m);
   const auto curve = bench::compare_precisions(m, b, l, a.loss_check, 1e-4, 1);
   os << "\nloss check (AdamW lr 1e-4, " << b << "x" << l << "): step fp32 bf16 diff\n";
   double max_diff = 0;
@@ -328,9 +271,7 @@ bench::ModelBenchSpec model_spec(const BenchArgs& a, const config::ModelConfig& 
   bench::ModelBenchSpec spec;
   spec.label = scheme;
   spec.model = model;
-  const ShawPath impl = apply_scheme(scheme, spec.model);
-  spec.naive_shaw = impl == ShawPath::kNaive;
-  spec.gather_shaw = impl == ShawPath::kGather;
+  spec.computation = bench::apply_scheme_label(scheme, spec.model);
   spec.mode = mode;
   if (precision != "fp32" && precision != "bf16") throw Error("bench --precision: fp32 or bf16, got '" + precision + "'");
   // Measured as asked (bf16 stays bf16), with the warning a training run would give on a CPU
@@ -403,9 +344,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--config", args->config_path, "YAML config (model section used; default: albert-base sizes)");
   cmd->add_option("--set", args->overrides, "override a config key, e.g. --set model.hidden_size=256");
   cmd->add_option("--scheme", args->schemes,
-                  "position schemes, comma-separated: absolute, any scheme of model.position.relative (tisa, shaw, "
-                  "rope, alibi, t5, kerple_log, fire, sinusoidal, none), absolute+<scheme>, shaw-hf, naive-shaw, "
-                  "naive-shaw-hf, gather-shaw, gather-shaw-hf");
+                  "position schemes, comma-separated: [<computation>-]<position>[-<preset>] with position = "
+                  "absolute, a scheme of model.position.relative, absolute+<scheme> or absolute_<scheme>; e.g. "
+                  "absolute_tisa, rope, shaw-hf, naive-shaw (computations and presets are the scheme's own)");
   cmd->add_option("--mode", args->modes, "train (forward+backward+optimiser) and/or forward, comma-separated");
   cmd->add_option("--shape", args->shapes, "BATCHxSEQ list, e.g. 8x128,2x512")->check(kShapeList);
   cmd->add_option("--precision", args->precisions, "fp32 and/or bf16 (autocast), comma-separated");

@@ -13,7 +13,9 @@
 //       void validate(const config::ModelConfig& m, bool selected, config::SettingsProblems& p) const;
 //     };
 // and, optionally, `std::optional<PositionSharing> legacy_sharing() const` for a scheme whose old
-// per-scheme switches still select the sharing (shaw, tisa).
+// per-scheme switches still select the sharing (shaw, tisa), and
+// `bool apply_preset(const std::string& preset, const ModelConfig& m)` for named sets of settings
+// (shaw's "hf", as bench's label shaw-hf asks for).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -95,6 +97,12 @@ class SchemeSettings {
   // `selected`: this scheme is model.position.relative (cross-field rules that apply only then).
   virtual void validate(const ModelConfig& model, bool selected, SettingsProblems& problems) const = 0;
   virtual std::optional<PositionSharing> legacy_sharing() const { return std::nullopt; }
+  // Sets the settings that `preset` names (e.g. shaw's "hf"); false when the scheme has no such preset.
+  virtual bool apply_preset(const std::string& preset, const ModelConfig& model) {
+    (void)preset;
+    (void)model;
+    return false;
+  }
   // The visit() protocol, so that the templated visitors treat settings as a section.
   template <class V> void visit(V& v) {
     FieldVisitorFor<V> adapter(v);
@@ -106,6 +114,11 @@ namespace detail {
 template <class T, class = void> struct HasLegacySharing : std::false_type {};
 template <class T>
 struct HasLegacySharing<T, std::void_t<decltype(std::declval<const T&>().legacy_sharing())>> : std::true_type {};
+template <class T, class = void> struct HasPreset : std::false_type {};
+template <class T>
+struct HasPreset<T, std::void_t<decltype(std::declval<T&>().apply_preset(std::declval<const std::string&>(),
+                                                                            std::declval<const ModelConfig&>()))>>
+    : std::true_type {};
 }  // namespace detail
 
 // The settings struct T of a scheme behind SchemeSettings.
@@ -121,6 +134,10 @@ template <class T> class SettingsOf final : public SchemeSettings {
   std::optional<PositionSharing> legacy_sharing() const override {
     if constexpr (detail::HasLegacySharing<T>::value) return value.legacy_sharing();
     else return std::nullopt;
+  }
+  bool apply_preset(const std::string& preset, const ModelConfig& model) override {
+    if constexpr (detail::HasPreset<T>::value) return value.apply_preset(preset, model);
+    else return SchemeSettings::apply_preset(preset, model);
   }
 };
 

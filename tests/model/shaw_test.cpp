@@ -47,8 +47,9 @@ class ShawVsNaive : public ::testing::TestWithParam<std::pair<int64_t, int64_t>>
 TEST_P(ShawVsNaive, ForwardAndBackward) {
   const auto [kmax, L] = GetParam();
   using Strategy = tisa::model::ShawImpl::Strategy;
-  for (Strategy strategy : {Strategy::kAuto, Strategy::kGather, Strategy::kSkew}) {
-    SCOPED_TRACE(strategy == Strategy::kAuto ? "auto" : strategy == Strategy::kGather ? "gather" : "skew");
+  for (Strategy strategy : {Strategy::kAuto, Strategy::kGather, Strategy::kSkew, Strategy::kNaive}) {
+    SCOPED_TRACE(strategy == Strategy::kAuto ? "auto" : strategy == Strategy::kGather ? "gather"
+                 : strategy == Strategy::kSkew ? "skew" : "naive");
     torch::manual_seed(10 * kmax + L);
     const int64_t B = 2, H = 3, d = 4;
     tisa::model::ShawImpl s(kmax, d, /*values=*/true, 0.5);

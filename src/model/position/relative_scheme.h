@@ -19,13 +19,15 @@
 //   out = add_to_output(out, probs)   out [B, H, L, d] = probs·V, probs [B, H, L, L] (Shaw's aV).
 //
 // Besides the hooks a scheme answers what the rest of the program asks about it (model summary,
-// paper report, analysis, bench): a one-line description, its extra FLOPs and, for terms that
-// depend on the offset only, its per-head position term against j − i.
+// paper report, analysis, bench): a one-line description, its extra FLOPs, the other ways it can
+// compute its terms (bench labels) and, for terms that depend on the offset only, its per-head
+// position term against j − i.
 #pragma once
 #include <torch/nn/module.h>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tisa::model {
 
@@ -64,6 +66,14 @@ struct RelativeSchemeImpl : torch::nn::Module {
   virtual torch::Tensor offset_profile(int64_t n) const {
     (void)n;
     return {};
+  }
+
+  // Other ways to compute the same terms, by name, for benchmarks and tests (Shaw: gather, skew,
+  // naive); use_computation() returns false for a name the scheme does not offer.
+  virtual std::vector<std::string> computations() const { return {}; }
+  virtual bool use_computation(const std::string& name) {
+    (void)name;
+    return false;
   }
 
   // Parameters of this module (for the positional-parameter count of `model summary`).

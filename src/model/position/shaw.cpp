@@ -25,6 +25,13 @@ std::optional<config::PositionSharing> ShawSettings::legacy_sharing() const {
   return std::nullopt;
 }
 
+bool ShawSettings::apply_preset(const std::string& preset, const config::ModelConfig& model) {
+  if (preset != "hf") return false;
+  max_distance = model.max_position_embeddings - 1;
+  values = false;
+  return true;
+}
+
 std::shared_ptr<RelativeSchemeImpl> make_shaw_scheme(const config::ModelConfig& c) {
   const auto& s = c.position.settings<ShawSettings>();
   auto m = std::make_shared<ShawImpl>(s.max_distance, c.hidden_size / c.num_attention_heads, s.values,
@@ -50,8 +57,23 @@ torch::Tensor ShawImpl::offset_index(int64_t length, const torch::Device& device
   return rel.clamp(-w, w) + w;
 }
 
+bool ShawImpl::use_computation(const std::string& name) {
+  if (name == "gather") strategy_ = Strategy::kGather;
+  else if (name == "skew") strategy_ = Strategy::kSkew;
+  else if (name == "naive") strategy_ = Strategy::kNaive;
+  else return false;
+  return true;
+}
+
+torch::Tensor ShawImpl::per_pair(const torch::Tensor& table, int64_t length) const {
+  const int64_t w = std::min(max_distance_, length - 1);
+  auto idx = offset_index(length, table.device()) + (max_distance_ - w);                 // [L, L] rows of the table
+  return table.index_select(0, idx.reshape({-1})).view({length, length, table.size(1)});  // [L, L, d]
+}
+
 bool ShawImpl::uses_skew(int64_t length) const {
-  if (length < 2 || strategy_ == Strategy::kGather) return false;  // the view needs 2L−2 ≥ L
+  // The skew view needs 2L−2 ≥ L; kGather and kNaive never take it.
+  if (length < 2 || strategy_ == Strategy::kGather || strategy_ == Strategy::kNaive) return false;
   if (strategy_ == Strategy::kSkew) return true;
   return 2 * std::min(max_distance_, length - 1) + 1 >= length;
 }
@@ -66,6 +88,10 @@ torch::Tensor ShawImpl::all_offsets(const torch::Tensor& table, int64_t length) 
 torch::Tensor ShawImpl::add_to_logits(torch::Tensor logits, const torch::Tensor& q) {
   const int64_t L = q.size(2);
   const double scale = 1.0 / std::sqrt(static_cast<double>(head_size_));
+  if (strategy_ == Strategy::kNaive) {
+    auto rel = per_pair(keys_, L).to(q.scalar_type());                              // [L, L, d]
+    return logits + torch::einsum("bhld,lrd->bhlr", {q, rel}) * scale;              // [B, H, L, L]
+  }
   if (uses_skew(L)) {
     const int64_t B = q.size(0), H = q.size(1);
     auto qa = torch::matmul(q, all_offsets(keys_, L).t()) * scale;  // [B, H, L, 2L−1], contiguous
@@ -86,6 +112,10 @@ torch::Tensor ShawImpl::add_to_logits(torch::Tensor logits, const torch::Tensor&
 torch::Tensor ShawImpl::add_to_output(torch::Tensor out, const torch::Tensor& probs) {
   if (!values_.defined()) return out;
   const int64_t L = probs.size(-1);
+  if (strategy_ == Strategy::kNaive) {
+    auto rel = per_pair(values_, L).to(probs.scalar_type());                        // [L, L, d]
+    return out + torch::einsum("bhlr,lrd->bhld", {probs, rel}).to(out.scalar_type());  // [B, H, L, d]
+  }
   if (uses_skew(L)) {
     const int64_t B = probs.size(0), H = probs.size(1);
     // α(i, j) → buckets(i, j − i + L − 1): the inverse of the key term's view, with zeros elsewhere.

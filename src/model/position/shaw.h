@@ -40,17 +40,23 @@ struct ShawSettings {
   }
   void validate(const config::ModelConfig& model, bool selected, config::SettingsProblems& p) const;
   std::optional<config::PositionSharing> legacy_sharing() const;
+  // "hf": k = P − 1 and no value term, HF's relative_key (SPEC §2).
+  bool apply_preset(const std::string& preset, const config::ModelConfig& model);
 };
 
 struct ShawImpl : RelativeSchemeImpl {
   // kAuto picks skew when 2w+1 ≥ L (and L ≥ 2), else gather; the others force one (tests, bench).
-  enum class Strategy { kAuto, kGather, kSkew };
+  // kNaive materialises the [L, L, d] tables (einsum with q and with α), as a direct
+  // implementation and HF's relative_key do: a reference for the bench's memory comparison only.
+  enum class Strategy { kAuto, kGather, kSkew, kNaive };
 
   ShawImpl(int64_t max_distance, int64_t head_size, bool values, double init_std);
   torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
   torch::Tensor add_to_output(torch::Tensor out, const torch::Tensor& probs) override;
   bool has_output_term() const override { return values_.defined(); }
   std::string describe() const override;
+  std::vector<std::string> computations() const override { return {"gather", "skew", "naive"}; }
+  bool use_computation(const std::string& name) override;
   double flops(int64_t batch, int64_t length) const override;
 
   int64_t max_distance() const { return max_distance_; }
@@ -68,6 +74,8 @@ struct ShawImpl : RelativeSchemeImpl {
  private:
   // `table` [2k+1, d] expanded to the 2L−1 offsets −(L−1) … L−1 (clipped to ±k): [2L−1, d].
   torch::Tensor all_offsets(const torch::Tensor& table, int64_t length) const;
+  // `table` [2k+1, d] as one row per (i, j): [L, L, d] (kNaive only).
+  torch::Tensor per_pair(const torch::Tensor& table, int64_t length) const;
 
   int64_t max_distance_;
   int64_t head_size_;
