@@ -5,21 +5,19 @@
 // model to `tisa-nn`. Two reasons (README, "How data flows"): Debian's libsentencepiece and
 // libtorch carry incompatible protobuf copies and crash when loaded into one process, and libgomp
 // reads OMP_WAIT_POLICY when it is loaded — before main() — so the LibTorch process must be
-// started with PASSIVE already set (busy-waiting OpenMP threads make small ops ~100x slower on
-// small VMs). The user's own setting wins.
+// started with PASSIVE already set (busy-waiting OpenMP threads slow small ops by orders of
+// magnitude on small VMs). The user's own setting wins.
 //
 // It also names OpenBLAS's kernel set. Debian's LibTorch 1.13 multiplies through the system
 // OpenBLAS (0.3.21), whose CPU detection does not know recent Xeons (Sapphire Rapids) and falls back
-// to its generic "Prescott" SSE3 kernels: measured on this machine class, f32 products ran at 20-30
-// GFLOP/s per core instead of ~150 with the SkylakeX kernels, and a training step 4x slower than
-// LibTorch 2.x. OPENBLAS_CORETYPE is read when OpenBLAS is loaded, so, like OMP_WAIT_POLICY, it is
+// to its generic "Prescott" SSE3 kernels, several times slower than its AVX-512 ones
+// (docs/perf/README.md, "Found and fixed by this comparison"). OPENBLAS_CORETYPE is read when OpenBLAS is loaded, so, like OMP_WAIT_POLICY, it is
 // set here from the CPU's own feature flags (the newest kernel set whose instructions the CPU has),
 // unless the user or the machine set it. LibTorch 2.x (MKL / oneDNN) ignores it.
 //
 // And it names ATen's own kernel set. Debian's LibTorch 1.13 picks its AVX2 kernels on a CPU with
-// AVX-512 (`tisa-train version` printed "ATen CPU kernels AVX2" on the Sapphire Rapids Xeon of
-// this project's machines); with the AVX-512 ones the cpu scale's step with ALBERT's tanh GELU ran
-// 6-13 % faster (docs/perf/README.md, "ATen's kernel set and the GELU form"). ATEN_CPU_CAPABILITY
+// AVX-512, and the AVX-512 ones are faster (docs/perf/README.md, "ATen's kernel set and the GELU
+// form"). ATEN_CPU_CAPABILITY
 // is read at LibTorch's first operator, so it is set here, to avx512 where the CPU has the
 // AVX-512 subsets ATen's AVX-512 kernels use (F, BW, DQ, VL) and FMA, unless the user set it.
 // LibTorch 2.x picks AVX-512 by itself on such a CPU; the setting asks for the same.

@@ -3,7 +3,7 @@
 #   1. train a SentencePiece tokenizer on the sample text (ALBERT's settings)
 #   2. tokenise the corpus once into a binary dataset
 #   3. pretrain a small ALBERT + TISA for a few minutes (MLM + SOP, LAMB): the `cpu` paper
-#      scale's TISA variant (configs/paper/cpu/tisa.yaml, every choice explained there) for fewer
+#      scale's TISA variant (configs/paper/cpu/common.yaml --position tisa, every choice explained there) for fewer
 #      updates — H 128, 2 unshared layers, 4k vocabulary, single-word masking, bf16 on a CPU with
 #      native bf16 and fp32 elsewhere (training.precision: auto); 2 heads, E 64 and ALBERT's tanh
 #      GELU, the model its reference figure below was measured with (the full scale moved to 4
@@ -41,7 +41,7 @@ echo "== 2/4 dataset: tokenise the corpus once"
 "$BIN" prepare pretrain --input "${CORPUS[@]}" --tokenizer "$OUT/tokenizer" --output "$OUT/dataset" --valid-fraction 0.05
 
 echo "== 3/4 pretraining: ALBERT (H 128, 2 layers) + TISA, $PRETRAIN_STEPS updates of 32 x 128 tokens"
-"$BIN" pretrain --config configs/paper/cpu/tisa.yaml --run-dir "$OUT/pretrain" \
+"$BIN" pretrain --config configs/paper/cpu/common.yaml --position tisa --run-dir "$OUT/pretrain" \
   --set data.dataset="$OUT/dataset" --set model.vocab_size=$VOCAB --set training.steps=$PRETRAIN_STEPS \
   --set model.num_attention_heads=2 --set model.embedding_size=64 --set model.hidden_act=gelu_new \
   --set training.threads=2 --set training.eval_interval=500 --set training.checkpoint_interval=500 \

@@ -5,8 +5,10 @@
 # the MLM loss at 1x, 2x and 4x the training length, and write the results table.
 #
 #   scripts/reproduce_paper.sh --scale smoke|small|cpu|base --glue-dir DIR [--corpus FILE...]
-#       [--out DIR] [--seeds 1,2,3] [--variants absolute,absolute_tisa,tisa,shaw,none,rope,alibi,t5,kerple_log,fire,sinusoidal]
-#       (V@K, e.g. tisa@2: a second pretraining of V with training.seed=K)
+#       [--out DIR] [--seeds 1,2,3] [--variants V,...]
+#       (variants: absolute, <scheme> or absolute_<scheme>, see `tisa-train model variants`; default:
+#       the paper's absolute,absolute_tisa,tisa,shaw, then every other scheme of `tisa-train model
+#       schemes` alone; V@K, e.g. tisa@2: a second pretraining of V with training.seed=K)
 #       [--tasks RTE,MRPC] [--set KEY=VALUE]... [--bin DIR] [--jobs N]
 #
 # Stages (each writes OUT/stages/<stage>.done only after it succeeded, so a second call resumes
@@ -21,8 +23,10 @@
 # OUT is also one TensorBoard log directory: `tensorboard --logdir OUT` shows every pretraining
 # (run pretrain/V/tensorboard) and every GLUE seed (glue/V/T/seed-N/tensorboard) side by side,
 # their settings and final metrics in one HPARAMS table.
-# Settings: configs/paper/<scale>/<variant>.yaml (model, pretraining) and
-# configs/paper/<scale>/reproduce.env (vocabulary size, GLUE overrides, length multiples).
+# Settings: configs/paper/<scale>/common.yaml (model, pretraining; a variant sets only
+# model.position.absolute and .relative, `pretrain --position V`, each scheme keeping the defaults
+# of its settings) and configs/paper/<scale>/reproduce.env (vocabulary size, GLUE overrides,
+# length multiples).
 # --set KEY=VALUE is passed to every pretraining (e.g. --set training.steps=200).
 # Default corpus: ../shared/data/corpus (Gutenberg books, WikiText-2 raw, Botchan) when present,
 # else the bundled data/sample/corpus. GLUE tasks: those with train and dev files in --glue-dir.
@@ -34,7 +38,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-ALL_VARIANTS="absolute,absolute_tisa,tisa,shaw,none,rope,alibi,t5,kerple_log,fire,sinusoidal"
+# The paper's variants (Wennberg & Henter 2021, Table 2), the reference first; every other scheme
+# of the registry follows them by default.
+PAPER_VARIANTS="absolute,absolute_tisa,tisa,shaw"
 GLUE_TASKS=(CoLA SST-2 MRPC STS-B QQP MNLI QNLI RTE WNLI)
 
 usage() {
@@ -51,7 +57,7 @@ abspath() {
   esac
 }
 
-SCALE="" GLUE_DIR="" OUT="" SEEDS="1,2,3" VARIANTS="$ALL_VARIANTS" TASKS="" BIN_DIR="${TISA_BIN_DIR:-}" JOBS=1
+SCALE="" GLUE_DIR="" OUT="" SEEDS="1,2,3" VARIANTS="" TASKS="" BIN_DIR="${TISA_BIN_DIR:-}" JOBS=1
 CORPUS=() PRETRAIN_SET=()
 while (($#)); do
   case "$1" in
@@ -89,17 +95,6 @@ fi
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || die "--jobs '$JOBS': expected a positive integer"
 THREADS=0  # 0 = LibTorch's default (every core) for one job at a time
 if ((JOBS > 1)); then THREADS=$(($(nproc) / JOBS)); ((THREADS >= 1)) || THREADS=1; fi
-IFS=, read -r -a VARIANT_LIST <<<"$VARIANTS"
-# A variant V@K (K >= 2) is V pretrained again with training.seed=K: another pretraining draw of
-# the same recipe (and its own length evaluation and fine-tunings); the report compares V and V@K
-# with the reference's matching draws in one row whose interval includes the pretraining draw.
-variant_config() { printf '%s\n' "$SCALE_DIR/${1%@*}.yaml"; }
-for v in "${VARIANT_LIST[@]}"; do
-  if [[ "$v" == *@* ]] && ! [[ "${v##*@}" =~ ^([2-9]|[1-9][0-9]+)$ ]]; then
-    die "--variants: '$v': a pretraining draw is written VARIANT@K with K >= 2 (e.g. tisa@2)"
-  fi
-  [ -f "$(variant_config "$v")" ] || die "--variants: no configs/paper/$SCALE/${v%@*}.yaml"
-done
 [ -n "$OUT" ] || OUT="$ROOT/runs/paper-$SCALE"
 
 # Scale settings: VOCAB_SIZE, TOKENIZER_ARGS, PREPARE_ARGS, GLUE_SET (+ GLUE_SET_<TASK>, e.g.
@@ -141,6 +136,26 @@ if [ ! -x "$BIN_DIR/tisa-train" ] || [ ! -x "$BIN_DIR/tisa-nn" ] || [ ! -x "$BIN
 fi
 TT="$BIN_DIR/tisa-train"
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
+
+# Variants: the paper's, then every other installed scheme alone (registry order).
+if [ -z "$VARIANTS" ]; then
+  VARIANTS=$PAPER_VARIANTS
+  for scheme in $("$TT" model schemes); do
+    [[ ",$VARIANTS," == *",$scheme,"* ]] || VARIANTS+=",$scheme"
+  done
+fi
+IFS=, read -r -a VARIANT_LIST <<<"$VARIANTS"
+# A variant V@K (K >= 2) is V pretrained again with training.seed=K: another pretraining draw of
+# the same recipe (and its own length evaluation and fine-tunings); the report compares V and V@K
+# with the reference's matching draws in one row whose interval includes the pretraining draw.
+bases=""
+for v in "${VARIANT_LIST[@]}"; do
+  if [[ "$v" == *@* ]] && ! [[ "${v##*@}" =~ ^([2-9]|[1-9][0-9]+)$ ]]; then
+    die "--variants: '$v': a pretraining draw is written VARIANT@K with K >= 2 (e.g. tisa@2)"
+  fi
+  bases+="${bases:+,}${v%@*}"
+done
+"$TT" model variants --check "$bases" || die "--variants: see the error above"
 
 # The folder remembers what it was made with: resuming with other settings would mix results.
 mkdir -p "$OUT/stages"
@@ -250,7 +265,7 @@ prepare_dataset() {
 
 pretrain() {
   local v=$1 run_dir="$OUT/pretrain/$1"
-  local args=(pretrain --config "$(variant_config "$v")" --set "data.dataset=$OUT/dataset"
+  local args=(pretrain --config "$SCALE_DIR/common.yaml" --position "${v%@*}" --set "data.dataset=$OUT/dataset"
     --set "model.vocab_size=$VOCAB_SIZE" --run-dir "$run_dir")
   [[ "$v" != *@* ]] || args+=(--set "training.seed=${v##*@}")  # pretraining draw K
   ((THREADS == 0)) || args+=(--set "training.threads=$THREADS")

@@ -36,7 +36,7 @@ PACKAGES=(build-essential cmake pkg-config ccache git python3 python3-venv
   libsentencepiece-dev sentencepiece libutf8proc-dev
   libyaml-cpp-dev libspdlog-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libzstd-dev
   libgtest-dev libgloo-dev)
-# Debian's LibTorch and the OpenBLAS it calls through libblas.so.3 (the reference BLAS is ~30x slower).
+# Debian's LibTorch and the OpenBLAS it calls through libblas.so.3 (the reference BLAS is far slower: docs/perf/README.md).
 [ "$TORCH" = debian ] && PACKAGES+=(libtorch-dev libopenblas0-openmp)
 
 missing=()
@@ -54,7 +54,7 @@ CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release)
 case "$TORCH" in
   debian)
     # Debian's LibTorch calls the system libblas.so.3: make sure it resolves to OpenBLAS (OpenMP
-    # build, which follows LibTorch's thread count), not the ~30x slower reference BLAS.
+    # build, which follows LibTorch's thread count), not the far slower reference BLAS.
     blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || true)
     case "$blas" in
       *openblas-openmp*) ;;

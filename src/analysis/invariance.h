@@ -59,7 +59,7 @@ struct InvarianceSummary {
 // albert.encoder.embedding_hidden_mapping_in.{weight,bias} and the first layer's
 // attention.{query,key}.{weight,bias}; for models without an E→H mapping pass undefined tensors
 // (at::Tensor()) as mapping_w/mapping_b. n = number of leading positions analysed (≤ rows of P;
-// e.g. the evaluation sequence length). Cost: O(heads·n²·d) — about 10 ms for n = 512 on a CPU.
+// e.g. the evaluation sequence length). Cost: O(heads·n²·d).
 // Logged by the trainer as eval metrics "tau_gram", "tau_heads_mean" (and "tau_heads").
 InvarianceSummary position_invariance(const at::Tensor& position_table, const at::Tensor& mapping_w,
                                       const at::Tensor& mapping_b, const at::Tensor& q_w, const at::Tensor& q_b,

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "config/config_loader.h"
+#include "config/position_variant.h"
 #include "data/glue_tsv.h"
 #include "glue/glue_eval.h"
 #include "metrics/glue_metrics.h"
@@ -26,11 +27,7 @@ namespace tisa::analysis {
 namespace stdfs = std::filesystem;
 using nlohmann::json;
 
-const std::vector<std::string> kPaperVariants = {"absolute", "absolute_tisa", "tisa", "shaw", "none",
-                                                 "rope", "alibi", "t5", "kerple_log", "fire", "sinusoidal"};
-
 namespace {
-
 
 json read_json_file(const std::string& path) {
   try {
@@ -46,13 +43,13 @@ std::vector<std::string> discover_variants(const std::string& dir) {
   if (stdfs::is_directory(root))
     for (const auto& e : stdfs::directory_iterator(root))
       if (e.is_directory()) found.push_back(e.path().filename().string());
-  std::sort(found.begin(), found.end());
-  std::vector<std::string> out;
-  for (const auto& v : kPaperVariants)
-    if (std::find(found.begin(), found.end(), v) != found.end()) out.push_back(v);
-  for (const auto& v : found)
-    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
-  return out;
+  // The registry's order (config/position_variant.h): absolute first, pretraining draws V@K after V.
+  std::sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) {
+    const std::string base_a = a.substr(0, a.find('@')), base_b = b.substr(0, b.find('@'));
+    const auto ka = config::position_variant_order(base_a), kb = config::position_variant_order(base_b);
+    return ka != kb ? ka < kb : a < b;
+  });
+  return found;
 }
 
 // "absolute (P=512) + tisa (S=5, per layer)" etc.: asked of the schemes (model/position/registry.h).

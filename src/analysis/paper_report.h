@@ -26,12 +26,9 @@
 
 namespace tisa::analysis {
 
-// The compared variants in the order of the paper's table (configs/paper/<scale>/<variant>.yaml).
-extern const std::vector<std::string> kPaperVariants;
-
 struct PaperReportOptions {
   std::string dir;                    // reproduction folder
-  std::vector<std::string> variants;  // empty = pretrain/* sub-folders (kPaperVariants order first)
+  std::vector<std::string> variants;  // empty = pretrain/* sub-folders (position_variant_order)
   std::vector<std::pair<std::string, std::string>> meta;  // shown above the table (scale, command, machine)
   std::string reference = "absolute";  // the variant every other one is compared with (paired tests)
   int64_t resamples = 10000;           // bootstrap resamples (and randomisation trials) per paired comparison

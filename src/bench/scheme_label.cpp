@@ -4,27 +4,20 @@
 
 #include "bench/bench.h"
 #include "common/error.h"
+#include "config/position_variant.h"
 #include "model/position/registry.h"
 
 namespace tisa::bench {
 namespace {
 
-// "absolute", "<scheme>", "absolute+<scheme>" or "absolute_<scheme>" → the table and the scheme.
+// "absolute", "<scheme>", "absolute+<scheme>" or "absolute_<scheme>" → the table and the scheme
+// (config/position_variant.h).
 bool parse_position(const std::string& text, bool& absolute, std::string& relative) {
-  if (text == "absolute") {
-    absolute = true;
-    relative = "none";
-    return true;
-  }
-  for (const std::string prefix : {"absolute+", "absolute_"})
-    if (text.compare(0, prefix.size(), prefix) == 0 && config::find_position_scheme(text.substr(prefix.size()))) {
-      absolute = true;
-      relative = text.substr(prefix.size());
-      return true;
-    }
-  absolute = false;
-  relative = text;
-  return config::find_position_scheme(text) != nullptr;
+  const auto variant = config::parse_position_variant(text);
+  if (!variant) return false;
+  absolute = variant->absolute;
+  relative = variant->relative;
+  return true;
 }
 
 std::string joined(const std::vector<std::string>& names) {

@@ -275,7 +275,7 @@ bench::ModelBenchSpec model_spec(const BenchArgs& a, const config::ModelConfig& 
   spec.mode = mode;
   if (precision != "fp32" && precision != "bf16") throw Error("bench --precision: fp32 or bf16, got '" + precision + "'");
   // Measured as asked (bf16 stays bf16), with the warning a training run would give on a CPU
-  // without native bf16, so that an 11-18x slower row is not read as the model's cost.
+  // without native bf16, so that a row slowed by the missing instructions is not read as the model's cost.
   spec.precision = train::choose_precision(precision == "bf16" ? config::Precision::kBf16 : config::Precision::kFp32,
                                            c10::Device(a.device), "[bench]");
   if (a.optimizer != "adamw" && a.optimizer != "lamb")

@@ -16,12 +16,15 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "cli_nn/commands.h"
 #include "common/cli_checks.h"
 #include "common/error.h"
 #include "common/output_guard.h"
 #include "config/config_loader.h"
+#include "config/position_settings.h"
+#include "config/position_variant.h"
 #include "model/albert.h"
 #include "model/autocast.h"
 #include "model/hf_checkpoint.h"
@@ -182,10 +185,22 @@ void run_summary(const std::string& config_path, const std::vector<std::string>&
               (long)seq_length, f, 3 * f, 2.0 * (c.hidden_size * c.embedding_size + c.embedding_size * c.vocab_size));
 }
 
+// `model variants`: every position variant name, one per line; with --check, the names of a
+// comma-separated list are checked instead (the first unknown one is an error naming the forms).
+void run_variants(const std::string& check) {
+  if (check.empty()) {
+    for (const auto& name : config::position_variant_names()) std::printf("%s\n", name.c_str());
+    return;
+  }
+  std::stringstream list(check);
+  config::ModelConfig probe;
+  for (std::string name; std::getline(list, name, ',');) config::apply_position_variant(name, probe, "model variants --check");
+}
+
 }  // namespace
 
 void add_model_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("model", "inspect or run a model (forward, summary)");
+  auto* cmd = app.add_subcommand("model", "inspect or run a model (forward, summary, schemes, variants)");
   cmd->require_subcommand(1);
 
   auto fwd = std::make_shared<ForwardArgs>();
@@ -207,6 +222,16 @@ void add_model_command(CLI::App& app) {
   s->add_option("--set", *overrides, "override key.path=value (repeatable)");
   s->add_option("--seq-length", *seq, "sequence length for the FLOPs estimate")->check(integer_at_least(*seq, 1));
   s->callback([config_path, overrides, seq] { run_summary(*config_path, *overrides, *seq); });
+
+  auto* schemes = cmd->add_subcommand("schemes", "the installed position schemes, one per line (registry order)");
+  schemes->callback([] {
+    for (const auto& name : config::position_scheme_names()) std::printf("%s\n", name.c_str());
+  });
+  auto check = std::make_shared<std::string>();
+  auto* variants = cmd->add_subcommand(
+      "variants", "position variant names (absolute, <scheme>, absolute_<scheme>), one per line");
+  variants->add_option("--check", *check, "check a comma-separated list of variant names instead (exit 2 on an unknown one)");
+  variants->callback([check] { run_variants(*check); });
 }
 
 }  // namespace tisa::cli

@@ -23,6 +23,7 @@
 #include "common/fs.h"
 #include "common/run_directory.h"
 #include "config/config_loader.h"
+#include "config/position_variant.h"
 #include "train/pretrainer.h"
 
 namespace tisa::cli {
@@ -30,7 +31,7 @@ namespace {
 namespace stdfs = std::filesystem;
 
 struct PretrainArgs {
-  std::string config_path, run_dir, init_dir, dump_batches_dir;
+  std::string config_path, run_dir, init_dir, dump_batches_dir, position;
   std::vector<std::string> overrides;
   bool resume = false, overwrite = false;
   int64_t stop_after_step = -1;
@@ -50,7 +51,17 @@ std::string newest_run_of(const std::string& name) {
 void run_pretrain(const PretrainArgs& a) {
   if (a.config_path.empty() && !(a.resume && !a.run_dir.empty()))
     throw Error("pretrain: --config is required (it may be omitted only with --resume --run-dir DIR)");
-  const std::string name = a.config_path.empty() ? "" : stdfs::path(a.config_path).stem().string();
+  std::string name = a.config_path.empty() ? "" : stdfs::path(a.config_path).stem().string();
+  // --position V: the variant's two keys, before --set (which may still change them).
+  std::vector<std::string> overrides;
+  if (!a.position.empty()) {
+    config::ModelConfig variant;
+    config::apply_position_variant(a.position, variant, "pretrain --position");
+    overrides = {std::string("model.position.absolute=") + (variant.position.absolute ? "true" : "false"),
+                 "model.position.relative=" + variant.position.relative};
+    if (!name.empty()) name += "-" + a.position;
+  }
+  overrides.insert(overrides.end(), a.overrides.begin(), a.overrides.end());
   std::string run_dir = a.run_dir;
   // [dist] ranks would pick different timestamps (or race for the newest folder): one explicit folder.
   const char* world = std::getenv("WORLD_SIZE");
@@ -65,7 +76,7 @@ void run_pretrain(const PretrainArgs& a) {
     throw Error("--resume: run directory " + run_dir + " does not exist (hint: check --run-dir)");
   // Load the config before creating a default run directory, so that a bad config leaves none.
   const std::string config_path = a.config_path.empty() ? run_dir + "/config.yaml" : a.config_path;
-  config::Config cfg = config::load_config(config_path, a.overrides);
+  config::Config cfg = config::load_config(config_path, overrides);
   if (run_dir.empty()) run_dir = create_unique_run_dir("runs", name);
   train::PretrainRunOptions options;
   options.run_dir = run_dir;
@@ -88,7 +99,11 @@ void add_pretrain_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("pretrain", "pretrain ALBERT with MLM + SOP from a YAML config");
   cmd->add_option("--config", args->config_path, "YAML config, e.g. configs/pretrain/tiny.yaml");
   cmd->add_option("--set", args->overrides, "override a config key, e.g. --set model.position.relative=tisa (repeatable)");
-  cmd->add_option("--run-dir", args->run_dir, "run directory (default runs/<config name>-<timestamp>)");
+  cmd->add_option("--position", args->position,
+                  "position variant: absolute, <scheme> or absolute_<scheme> (sets model.position.absolute and "
+                  ".relative; see `tisa-train model variants`)");
+  cmd->add_option("--run-dir", args->run_dir,
+                  "run directory (default runs/<config name>[-<position>]-<timestamp>)");
   cmd->add_option("--stop-after-step", args->stop_after_step,
                   "behave as if interrupted after update N: save a checkpoint, exit 130 (resume checks)")
       ->check(integer_at_least(args->stop_after_step, 1));

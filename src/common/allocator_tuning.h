@@ -3,11 +3,8 @@
 //
 // A training step allocates and frees the same few hundred tensor buffers every time. glibc's
 // defaults return large freed blocks to the kernel (munmap of blocks above the mmap threshold,
-// trimming of the heap top), so the next step takes a page fault on every 4 kB page again:
-// measured on the cpu scale's pretraining (H 128, 32 x 128 tokens, 1 thread) 13,000 minor faults
-// per step, ~14 % of the step in the kernel. With the settings below the same 200 steps took
-// 112k faults instead of 2.6 M and 0.4 s of kernel time instead of 5.1 s (docs/perf/README.md,
-// "Allocator"; the wall-time gain was measured only under load).
+// trimming of the heap top), so the next step takes a page fault on every 4 kB page again, a
+// large share of a small model's step (docs/perf/README.md, "Allocator").
 #include <string>
 
 namespace tisa {

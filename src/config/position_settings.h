@@ -14,8 +14,9 @@
 //     };
 // and, optionally, `std::optional<PositionSharing> legacy_sharing() const` for a scheme whose old
 // per-scheme switches still select the sharing (shaw, tisa), and
-// `bool apply_preset(const std::string& preset, const ModelConfig& m)` for named sets of settings
-// (shaw's "hf", as bench's label shaw-hf asks for).
+// `bool apply_preset(const std::string& preset, const ModelConfig& m)` with
+// `static std::vector<std::string> presets()` for named sets of settings (shaw's "hf", as bench's
+// label shaw-hf asks for; "tiny" for test-sized models).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -103,6 +104,9 @@ class SchemeSettings {
     (void)model;
     return false;
   }
+  // The names apply_preset() knows. "tiny" (settings for models of a few dozen positions: tests,
+  // smoke runs) is the only one every caller may ask for; the test variants run each other preset.
+  virtual std::vector<std::string> presets() const { return {}; }
   // The visit() protocol, so that the templated visitors treat settings as a section.
   template <class V> void visit(V& v) {
     FieldVisitorFor<V> adapter(v);
@@ -119,6 +123,8 @@ template <class T>
 struct HasPreset<T, std::void_t<decltype(std::declval<T&>().apply_preset(std::declval<const std::string&>(),
                                                                             std::declval<const ModelConfig&>()))>>
     : std::true_type {};
+template <class T, class = void> struct HasPresetList : std::false_type {};
+template <class T> struct HasPresetList<T, std::void_t<decltype(T::presets())>> : std::true_type {};
 }  // namespace detail
 
 // The settings struct T of a scheme behind SchemeSettings.
@@ -138,6 +144,10 @@ template <class T> class SettingsOf final : public SchemeSettings {
   bool apply_preset(const std::string& preset, const ModelConfig& model) override {
     if constexpr (detail::HasPreset<T>::value) return value.apply_preset(preset, model);
     else return SchemeSettings::apply_preset(preset, model);
+  }
+  std::vector<std::string> presets() const override {
+    if constexpr (detail::HasPresetList<T>::value) return T::presets();
+    else return {};
   }
 };
 

@@ -173,10 +173,9 @@ torch::Tensor AlbertLayerImpl::forward(const torch::Tensor& x, const torch::Tens
                                        RelativeSchemeImpl* scheme, torch::Tensor* probs_out) {
   auto a = attention(x, additive_mask, scheme, probs_out);
   auto f = ffn(a);  // [B, L, I]; bfloat16 under CPU autocast
-  // LibTorch's bf16 tanh-form GELU on CPU is ~2x slower than fp32 in forward and backward (docs/perf,
-  // "bf16 GELU"): evaluate it in fp32 and hand ffn_output the original dtype. The exact (erf) GELU
-  // and ReLU run as fast in bf16 as in fp32 (both compute in float inside the kernel), so they
-  // skip the two casts each way (docs/perf, "ATen's kernel set and the GELU form").
+  // LibTorch's bf16 tanh-form GELU on the CPU is slower than its fp32 one: evaluate it in fp32 and
+  // hand ffn_output the original dtype. The exact (erf) GELU and ReLU compute in float inside the
+  // bf16 kernel, so they skip the casts (docs/perf/README.md, "ATen's kernel set and the GELU form").
   const bool tanh_form = activation == config::HiddenAct::kGeluNew || activation == config::HiddenAct::kGeluPytorchTanh;
   auto act = tanh_form && f.scalar_type() == torch::kBFloat16 && f.device().is_cpu()
                  ? model::activation(activation, f.to(torch::kFloat)).to(torch::kBFloat16)

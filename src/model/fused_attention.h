@@ -13,8 +13,8 @@ namespace tisa::model {
 // Which attention implementation a model's layers use. kAuto: fused where this LibTorch has SDPA
 // and the layer allows it (no Shaw value term, probabilities not requested), except for a trainable
 // position bias on the CPU while gradients are recorded: LibTorch's CPU flash kernel gives no
-// attn_mask gradient, and its math fallback was slower and larger than the eager path (albert-base
-// 2x512: TISA bf16 18 % slower; Shaw key-only 766 vs 285 MiB over absolute; docs/perf/README.md).
+// attn_mask gradient, and its math fallback is slower and larger than the eager path
+// (docs/perf/README.md, "L = 512: Shaw vs the [L, L, d] variant, TISA vs absolute").
 // kFused: fused wherever the layer allows it (tests of the path CUDA takes); kEager: always the
 // explicit softmax (reference, analysis, A/B benchmarks).
 enum class AttentionBackend { kAuto, kFused, kEager };

@@ -10,8 +10,8 @@
 // CounterRng(seed, split-stream, FNV-1a 64 of its sentences joined by '\n'), and d is at most
 // max_document_bytes long. The expected share of text held out is `fraction` of the documents
 // that may be held out; the cap keeps a single very long document (a book or play collection
-// without chapter marks) from becoming most of the validation text — the `cpu` paper run once
-// measured its MLM accuracy mostly on one such text. prepare reports the share that results.
+// without chapter marks) from becoming most of the validation text, which would then measure
+// MLM accuracy on one text. prepare reports the share that results.
 #pragma once
 #include <cstdint>
 #include <string>

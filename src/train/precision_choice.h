@@ -2,9 +2,9 @@
 // training.precision: auto resolved to what the device computes fast, once per run.
 //
 // `auto` is bf16 on CUDA and on a CPU with native bf16 arithmetic (common/cpu_features.h), fp32
-// elsewhere: on an AVX2-only CPU LibTorch's bf16 matrix products are 11-18x slower than fp32 (a
-// run of the `cpu` paper scale would take days instead of hours). An explicit bf16 on such a CPU
-// is kept — the user asked for it — with a warning that says what it costs.
+// elsewhere: on an AVX2-only CPU LibTorch's bf16 matrix products are an order of magnitude slower
+// than fp32 (docs/perf/README.md, "bf16 on a CPU without native bf16"). An explicit bf16 on such
+// a CPU is kept — the user asked for it — with a warning that says what it costs.
 #include <c10/core/Device.h>
 
 #include <string>

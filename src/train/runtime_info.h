@@ -9,7 +9,7 @@ namespace tisa::train {
 struct RuntimeInfo {
   std::string torch_version;
   std::string blas_library;  // resolved path of the mapped BLAS, or "unknown"
-  bool blas_is_reference = false;  // Netlib reference BLAS: ~30x slower matrix products
+  bool blas_is_reference = false;  // Netlib reference BLAS: far slower matrix products
   int intra_op_threads = 0;
   int inter_op_threads = 0;
   bool cuda_available = false;
@@ -30,14 +30,14 @@ void warn_about_slow_runtime();
 
 // Sets LibTorch's intra-op threads (0 = keep its default, one per core) and warns when `threads`
 // or `workers` (data loader threads) exceed the cores of this machine: oversubscribed threads
-// made training steps ~40x slower without a word.
+// slow training steps by far more than they add, without a word.
 void apply_thread_settings(int64_t threads, int64_t workers = 0);
 
 // Treats subnormal floats as zero in this thread's CPU arithmetic (x86 FTZ + DAZ; threads started
 // later inherit it). Adam's first moment of a parameter row that gets no gradient (the word
 // embeddings of pieces a GLUE task never uses) decays by beta1 every update and turns subnormal
-// after ~800 of them; division and square roots over subnormal inputs ran 19x slower
-// (docs/perf/README.md, "Subnormal optimiser state"). Values below 1.2e-38 do not
+// after ~800 of them, and division and square roots over subnormal inputs are slow
+// (docs/perf/README.md, "Attention in the logits' dtype, one cast for Q/K/V, subnormals"). Values below 1.2e-38 do not
 // change a trained model. Called at start-up of every LibTorch command; returns whether the CPU
 // supports it.
 bool flush_denormals_to_zero();

@@ -18,7 +18,6 @@
 namespace {
 
 using tisa::test::close;
-using tisa::test::kSchemeVariants;
 using tisa::test::SchemeVariant;
 
 class Bf16Attention : public ::testing::TestWithParam<SchemeVariant> {};
@@ -82,7 +81,7 @@ TEST_P(Bf16Attention, LogitsMaskAndSoftmaxStayInBf16AndMatchFloat32) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllSchemes, Bf16Attention, ::testing::ValuesIn(kSchemeVariants),
+INSTANTIATE_TEST_SUITE_P(AllSchemes, Bf16Attention, ::testing::ValuesIn(tisa::test::scheme_variants()),
                          [](const ::testing::TestParamInfo<SchemeVariant>& i) { return tisa::test::variant_test_name(i.param); });
 
 TEST(Bf16Attention, AutocastDtypeIsReportedOnlyInsideTheScope) {

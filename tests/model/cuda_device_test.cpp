@@ -59,7 +59,7 @@ TEST_P(CudaSchemes, Bf16AutocastStaysCloseToFp32) {
   EXPECT_TRUE(close(bf16.to(torch::kFloat), fp32, 0.1, 0.05, v.name + " bf16 vs fp32"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Schemes, CudaSchemes, ::testing::ValuesIn(tisa::test::kSchemeVariants),
+INSTANTIATE_TEST_SUITE_P(Schemes, CudaSchemes, ::testing::ValuesIn(tisa::test::scheme_variants()),
                          [](const auto& info) { return tisa::test::variant_test_name(info.param); });
 
 }  // namespace

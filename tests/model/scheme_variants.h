@@ -5,50 +5,51 @@
 
 #include <cctype>
 #include <map>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 #include "model/albert.h"
-#include "model/position/fire.h"
-#include "model/position/shaw.h"
-#include "model/position/t5.h"
-#include "model/position/tisa.h"
+#include "model/position/registry.h"
 
 namespace tisa::test {
 
+// A model's position terms as tests run them: the learned table and/or one scheme of the
+// registry, with a named preset of the scheme's settings applied after "tiny".
 struct SchemeVariant {
-  std::string name;
+  std::string name;    // "absolute", "<scheme>", "absolute+<scheme>", "<scheme>-<preset>"
   bool absolute;
   std::string relative;
-  bool shaw_values;
-  bool fused_expected;  // takes the fused attention path on a LibTorch with SDPA
+  std::string preset;  // empty: the scheme's tiny settings only
 };
 
-inline const SchemeVariant kSchemeVariants[] = {
-    {"absolute", true, "none", false, true},
-    {"none", false, "none", false, true},
-    {"tisa", false, "tisa", false, true},
-    {"absolute+tisa", true, "tisa", false, true},
-    {"shaw_key_only", false, "shaw", false, true},
-    {"shaw_key_value", false, "shaw", true, false},
-    {"rope", false, "rope", false, true},
-    {"absolute+rope", true, "rope", false, true},
-    {"alibi", false, "alibi", false, true},
-    {"t5", false, "t5", false, true},
-    {"kerple_log", false, "kerple_log", false, true},
-    {"fire", false, "fire", false, true},
-    {"sinusoidal", false, "sinusoidal", false, true},
-};
+// gtest prints a struct parameter as raw bytes; the variant's name instead.
+inline void PrintTo(const SchemeVariant& v, std::ostream* os) { *os << v.name; }
 
-// Settings of the schemes for tiny models and inputs of about a dozen tokens: Shaw's clip and T5's
-// buckets shorter than the inputs, few TISA kernels, a small FIRE MLP.
+// Every variant, generated from the registry: absolute alone, then per scheme (table order) the
+// scheme alone, with the absolute table, and alone with each preset it names besides "tiny" (shaw-hf:
+// keys only, HF's relative_key). A new scheme is in every suite that runs over these.
+inline std::vector<SchemeVariant> scheme_variants() {
+  std::vector<SchemeVariant> out{{"absolute", true, "none", ""}};
+  config::ModelConfig defaults;
+  for (const auto& name : model::relative_scheme_names()) {
+    out.push_back({name, false, name, ""});
+    if (name == "none") continue;
+    out.push_back({"absolute+" + name, true, name, ""});
+    if (const auto* settings = defaults.position.find_settings(name))
+      for (const auto& preset : settings->presets())
+        if (preset != "tiny") out.push_back({name + "-" + preset, false, name, preset});
+  }
+  return out;
+}
+
+// Settings of every scheme for tiny models and inputs of about a dozen tokens: each scheme's own
+// "tiny" preset (Shaw's clip and T5's buckets shorter than the inputs, few TISA kernels, a small
+// FIRE MLP).
 inline void set_small_scheme_settings(config::ModelConfig& c) {
-  c.position.settings<tisa::model::ShawSettings>().max_distance = 3;
-  c.position.settings<tisa::model::TisaSettings>().kernels = 2;
-  c.position.settings<tisa::model::T5Settings>().num_buckets = 8;
-  c.position.settings<tisa::model::T5Settings>().max_distance = 16;
-  c.position.settings<tisa::model::FireSettings>().hidden_size = 8;
-  c.position.settings<tisa::model::FireSettings>().init_threshold = 6;  // below the test length 11: FIRE's per-query normaliser path
+  for (const auto& name : config::position_scheme_names())
+    if (auto* settings = c.position.find_settings(name)) settings->apply_preset("tiny", c);
 }
 
 inline config::ModelConfig tiny_model(const SchemeVariant& v) {
@@ -63,7 +64,7 @@ inline config::ModelConfig tiny_model(const SchemeVariant& v) {
   c.position.absolute = v.absolute;
   c.position.relative = v.relative;
   set_small_scheme_settings(c);
-  c.position.settings<tisa::model::ShawSettings>().values = v.shaw_values;
+  if (!v.preset.empty()) c.position.find_settings(v.relative)->apply_preset(v.preset, c);
   return c;
 }
 

@@ -90,6 +90,8 @@ TEST(Shaw, ChoosesSkewForLongClipWindows) {
 TEST(Shaw, KeysOnlyLeavesOutputUnchanged) {
   tisa::model::ShawImpl s(2, 4, /*values=*/false, 0.1);
   EXPECT_FALSE(s.has_values());
+  EXPECT_FALSE(s.has_output_term());  // a pure logit bias: the fused attention path takes it
+  EXPECT_TRUE(tisa::model::ShawImpl(2, 4, /*values=*/true, 0.1).has_output_term());
   auto out = torch::randn({1, 2, 3, 4});
   EXPECT_TRUE(torch::equal(s.add_to_output(out, torch::rand({1, 2, 3, 3})), out));
   EXPECT_EQ(s.parameter_count(), 5 * 4);

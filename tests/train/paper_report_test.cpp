@@ -122,21 +122,22 @@ TEST(PaperReport, CollectsAndFormats) {
   EXPECT_EQ(r["tasks"], json({"MRPC", "RTE"}));  // GLUE table order
   const auto& v = r["variants"];
   ASSERT_EQ(v.size(), 5u);
-  // Variant order of the paper's table, whatever the folder order.
+  // The registry's variant order (config/position_variant.h), whatever the folder order:
+  // absolute first, then by scheme in table order, absolute_<scheme> before <scheme>.
   EXPECT_EQ(v[0]["name"], "absolute");
-  EXPECT_EQ(v[1]["name"], "absolute_tisa");
-  EXPECT_EQ(v[2]["name"], "tisa");
-  EXPECT_EQ(v[3]["name"], "shaw");
-  EXPECT_EQ(v[4]["name"], "none");
+  EXPECT_EQ(v[3]["name"], "absolute_tisa");
+  EXPECT_EQ(v[4]["name"], "tisa");
+  EXPECT_EQ(v[2]["name"], "shaw");
+  EXPECT_EQ(v[1]["name"], "none");
   // Positional parameters (SPEC §1, §2), ALBERT-base: P·E = 512·128; TISA 3·S·H·L = 3·5·12·12;
   // Shaw 2·(2k+1)·d·L = 2·33·64·12.
   EXPECT_EQ(v[0]["positional_parameters"], 65536);
-  EXPECT_EQ(v[1]["positional_parameters"], 65536 + 2160);
-  EXPECT_EQ(v[2]["positional_parameters"], 2160);
-  EXPECT_EQ(v[3]["positional_parameters"], 50688);
-  EXPECT_EQ(v[4]["positional_parameters"], 0);
-  EXPECT_EQ(v[4]["position"], "none");
-  EXPECT_EQ(v[3]["position"], "shaw (k=16, keys+values, per layer)");
+  EXPECT_EQ(v[3]["positional_parameters"], 65536 + 2160);
+  EXPECT_EQ(v[4]["positional_parameters"], 2160);
+  EXPECT_EQ(v[2]["positional_parameters"], 50688);
+  EXPECT_EQ(v[1]["positional_parameters"], 0);
+  EXPECT_EQ(v[1]["position"], "none");
+  EXPECT_EQ(v[2]["position"], "shaw (k=16, keys+values, per layer)");
 
   const auto& rte = v[0]["glue"]["RTE"];
   EXPECT_NEAR(rte["median"].get<double>(), 0.70, 1e-12);
@@ -148,16 +149,16 @@ TEST(PaperReport, CollectsAndFormats) {
   EXPECT_NEAR(avg["std"].get<double>(), std::sqrt(0.000175), 1e-12);
   EXPECT_EQ(avg["n"], 3);
   // tisa: only seeds 1 and 2 are in both tasks: (0.65, 0.68) → median 0.665.
-  const auto& tavg = v[2]["glue_average"];
+  const auto& tavg = v[4]["glue_average"];
   EXPECT_EQ(tavg["seeds"], json({1, 2}));
   EXPECT_NEAR(tavg["median"].get<double>(), 0.665, 1e-12);
-  EXPECT_FALSE(v[1].contains("glue_average"));
+  EXPECT_FALSE(v[3].contains("glue_average"));
   EXPECT_EQ(v[0]["pretrain_eval"]["step"], 20);
   EXPECT_DOUBLE_EQ(v[0]["pretrain_eval"]["mlm_loss"].get<double>(), 3.0);
   EXPECT_DOUBLE_EQ(v[0]["pretrain_eval"]["tau_gram"].get<double>(), 0.5);
   EXPECT_EQ(v[0]["pretrain_tau_first"]["step"], 10);
   EXPECT_DOUBLE_EQ(v[0]["pretrain_tau_first"]["tau_heads_mean"].get<double>(), 0.125);
-  EXPECT_FALSE(v[2].contains("pretrain_tau_first"));
+  EXPECT_FALSE(v[4].contains("pretrain_tau_first"));
 
   const std::string md = paper_results_markdown(r);
   // τ grows from the first to the last evaluation; variants without a metrics file get dashes.

@@ -28,6 +28,8 @@ std::vector<double> alibi_slopes(int64_t heads) {
   return out;
 }
 
+std::unique_ptr<config::SchemeSettings> make_alibi_settings() { return nullptr; }  // no settings
+
 std::shared_ptr<RelativeSchemeImpl> make_alibi_scheme(const config::ModelConfig& c) {
   return std::make_shared<AlibiImpl>(c.num_attention_heads);
 }

@@ -14,6 +14,15 @@ void FireSettings::validate(const config::ModelConfig&, bool, config::SettingsPr
     p.add("init_threshold", "must be a finite number >= 1, got " + config::SettingsProblems::number(init_threshold));
 }
 
+bool FireSettings::apply_preset(const std::string& preset, const config::ModelConfig&) {
+  if (preset != "tiny") return false;
+    hidden_size = 8;
+    init_threshold = 6;  // below inputs of a dozen tokens: the per-query normaliser path
+  return true;
+}
+
+std::unique_ptr<config::SchemeSettings> make_fire_settings() { return config::make_settings<FireSettings>(); }
+
 std::shared_ptr<RelativeSchemeImpl> make_fire_scheme(const config::ModelConfig& c) {
   const auto& f = c.position.settings<FireSettings>();
   return std::make_shared<FireImpl>(c.num_attention_heads, f.hidden_size, f.init_c, f.init_threshold);

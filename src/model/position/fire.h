@@ -28,6 +28,9 @@ struct FireSettings {
     v.field("init_threshold", init_threshold, "initial threshold L of the normaliser psi(max(L, i))");
   }
   void validate(const config::ModelConfig& model, bool selected, config::SettingsProblems& p) const;
+  // "tiny": an MLP of 8 units and a threshold of 6 positions.
+  bool apply_preset(const std::string& preset, const config::ModelConfig& model);
+  static std::vector<std::string> presets() { return {"tiny"}; }
 };
 
 struct FireImpl : RelativeSchemeImpl {

@@ -13,6 +13,8 @@ void KerpleLogSettings::validate(const config::ModelConfig&, bool, config::Setti
   p.positive("init_r2_max", init_r2_max);
 }
 
+std::unique_ptr<config::SchemeSettings> make_kerple_log_settings() { return config::make_settings<KerpleLogSettings>(); }
+
 std::shared_ptr<RelativeSchemeImpl> make_kerple_log_scheme(const config::ModelConfig& c) {
   return std::make_shared<KerpleLogImpl>(c.num_attention_heads, c.position.settings<KerpleLogSettings>());
 }

@@ -4,6 +4,8 @@
 
 namespace tisa::model {
 
+std::unique_ptr<config::SchemeSettings> make_none_settings() { return nullptr; }  // no settings
+
 std::shared_ptr<RelativeSchemeImpl> make_none_scheme(const config::ModelConfig&) { return nullptr; }
 
 }  // namespace tisa::model

@@ -7,39 +7,39 @@
 #include <mutex>
 
 #include "common/error.h"
-#include "model/position/alibi.h"
-#include "model/position/fire.h"
-#include "model/position/kerple_log.h"
-#include "model/position/rope.h"
-#include "model/position/shaw.h"
-#include "model/position/sinusoidal.h"
-#include "model/position/t5.h"
-#include "model/position/tisa.h"
 
 namespace tisa::model {
 
-std::shared_ptr<RelativeSchemeImpl> make_none_scheme(const config::ModelConfig& c);  // none.cpp
+// The table: one line per scheme, in the order the config lists them ("none" first). Scheme `x`
+// defines make_x_scheme() (one module; null for none) and make_x_settings() (its settings
+// struct, model.position.x; null when it has none) in its own x.cpp; the line declares both.
+#define TISA_POSITION_SCHEMES(SCHEME) \
+  SCHEME(none)                        \
+  SCHEME(shaw)                        \
+  SCHEME(tisa)                        \
+  SCHEME(rope)                        \
+  SCHEME(alibi)                       \
+  SCHEME(t5)                          \
+  SCHEME(kerple_log)                  \
+  SCHEME(fire)                        \
+  SCHEME(sinusoidal)
+
+#define TISA_DECLARE_SCHEME(x)                                                      \
+  std::shared_ptr<RelativeSchemeImpl> make_##x##_scheme(const config::ModelConfig& c); \
+  std::unique_ptr<config::SchemeSettings> make_##x##_settings();
+TISA_POSITION_SCHEMES(TISA_DECLARE_SCHEME)
+#undef TISA_DECLARE_SCHEME
 
 namespace {
 
 struct Entry {
-  const char* name;                                                   // model.position.relative
-  SchemeFactory make;                                                 // one module of the scheme
-  std::unique_ptr<config::SchemeSettings> (*make_settings)();        // model.position.<name>; null: none
+  const char* name;                                             // model.position.relative
+  SchemeFactory make;                                           // one module of the scheme
+  std::unique_ptr<config::SchemeSettings> (*make_settings)();  // model.position.<name>; null result: none
 };
-// One line per scheme: its name, its module factory and, when it has settings, their struct
-// (declared in its header). The config's list of names and sections comes from here.
-const Entry kSchemes[] = {
-    {"none", make_none_scheme, nullptr},
-    {"shaw", make_shaw_scheme, config::make_settings<ShawSettings>},
-    {"tisa", make_tisa_scheme, config::make_settings<TisaSettings>},
-    {"rope", make_rope_scheme, config::make_settings<RopeSettings>},
-    {"alibi", make_alibi_scheme, nullptr},
-    {"t5", make_t5_scheme, config::make_settings<T5Settings>},
-    {"kerple_log", make_kerple_log_scheme, config::make_settings<KerpleLogSettings>},
-    {"fire", make_fire_scheme, config::make_settings<FireSettings>},
-    {"sinusoidal", make_sinusoidal_scheme, config::make_settings<SinusoidalSettings>},
-};
+#define TISA_SCHEME_ENTRY(x) {#x, make_##x##_scheme, make_##x##_settings},
+const Entry kSchemes[] = {TISA_POSITION_SCHEMES(TISA_SCHEME_ENTRY)};
+#undef TISA_SCHEME_ENTRY
 
 const Entry& find_entry(const std::string& name) {
   for (const auto& e : kSchemes)
@@ -78,7 +78,7 @@ SchemeModules inspect_schemes(const config::ModelConfig& c) {
 
 void install_position_schemes() {
   std::vector<config::SchemeCatalogEntry> entries;
-  for (const auto& e : kSchemes) entries.push_back({e.name, e.make_settings});
+  for (const auto& e : kSchemes) entries.push_back({e.name, e.make_settings() ? e.make_settings : nullptr});
   config::install_position_schemes(std::move(entries));
 }
 

@@ -92,8 +92,8 @@ torch::Tensor scheme_logits(torch::Tensor& q, torch::Tensor& k, RelativeSchemeIm
 // logits + a scheme's logit bias, in the logits' dtype. Under bf16 autocast q·kᵀ comes out of a
 // bf16 matrix product; a float32 bias [H, L, L] would promote the whole [B, H, L, L] sum to
 // float32, and with it the mask, the softmax and the cast back before probs·V, forward and
-// backward (the cpu paper scale's step ran 1.13x as fast without it: docs/perf/README.md,
-// "Attention in the logits' dtype"). The bias is cast instead: [H, L, L], not [B, H, L, L].
+// backward (docs/perf/README.md, "Attention in the logits' dtype"). The bias is cast instead:
+// [H, L, L], not [B, H, L, L].
 torch::Tensor add_logit_bias(const torch::Tensor& logits, const torch::Tensor& bias);
 
 // The [H, L, L] Toeplitz matrix m[h, i, j] = f[h, (j − i) + L − 1] of a per-offset table

@@ -16,6 +16,8 @@ void RopeSettings::validate(const config::ModelConfig& m, bool selected, config:
                                              std::to_string(m.hidden_size / m.num_attention_heads));
 }
 
+std::unique_ptr<config::SchemeSettings> make_rope_settings() { return config::make_settings<RopeSettings>(); }
+
 std::shared_ptr<RelativeSchemeImpl> make_rope_scheme(const config::ModelConfig& c) {
   const int64_t d = c.hidden_size / c.num_attention_heads;
   if (d % 2 != 0) throw Error("rope: the head size (" + std::to_string(d) + ") must be even");

@@ -26,11 +26,17 @@ std::optional<config::PositionSharing> ShawSettings::legacy_sharing() const {
 }
 
 bool ShawSettings::apply_preset(const std::string& preset, const config::ModelConfig& model) {
+  if (preset == "tiny") {
+    max_distance = 3;
+    return true;
+  }
   if (preset != "hf") return false;
   max_distance = model.max_position_embeddings - 1;
   values = false;
   return true;
 }
+
+std::unique_ptr<config::SchemeSettings> make_shaw_settings() { return config::make_settings<ShawSettings>(); }
 
 std::shared_ptr<RelativeSchemeImpl> make_shaw_scheme(const config::ModelConfig& c) {
   const auto& s = c.position.settings<ShawSettings>();

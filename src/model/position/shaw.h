@@ -40,8 +40,10 @@ struct ShawSettings {
   }
   void validate(const config::ModelConfig& model, bool selected, config::SettingsProblems& p) const;
   std::optional<config::PositionSharing> legacy_sharing() const;
-  // "hf": k = P − 1 and no value term, HF's relative_key (SPEC §2).
+  // "hf": k = P − 1 and no value term, HF's relative_key (SPEC §2); "tiny": k = 3, shorter than
+  // test inputs (the gather path).
   bool apply_preset(const std::string& preset, const config::ModelConfig& model);
+  static std::vector<std::string> presets() { return {"hf", "tiny"}; }
 };
 
 struct ShawImpl : RelativeSchemeImpl {

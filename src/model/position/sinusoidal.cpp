@@ -27,6 +27,8 @@ torch::Tensor sinusoidal_table(int64_t length, int64_t size) {
   return pe;                                                                    // [L, E]
 }
 
+std::unique_ptr<config::SchemeSettings> make_sinusoidal_settings() { return config::make_settings<SinusoidalSettings>(); }
+
 std::shared_ptr<RelativeSchemeImpl> make_sinusoidal_scheme(const config::ModelConfig& c) {
   const std::string& scale = c.position.settings<SinusoidalSettings>().scale;
   if (scale == "init")  // mean square of the table = initializer_range², that of the learned table

@@ -31,6 +31,15 @@ void T5Settings::validate(const config::ModelConfig&, bool, config::SettingsProb
                               std::to_string(max_distance));
 }
 
+bool T5Settings::apply_preset(const std::string& preset, const config::ModelConfig&) {
+  if (preset != "tiny") return false;
+    num_buckets = 8;
+    max_distance = 16;
+  return true;
+}
+
+std::unique_ptr<config::SchemeSettings> make_t5_settings() { return config::make_settings<T5Settings>(); }
+
 std::shared_ptr<RelativeSchemeImpl> make_t5_scheme(const config::ModelConfig& c) {
   const auto& t = c.position.settings<T5Settings>();
   return std::make_shared<T5BiasImpl>(c.num_attention_heads, t.num_buckets, t.max_distance,

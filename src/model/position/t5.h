@@ -23,6 +23,9 @@ struct T5Settings {
     v.field("max_distance", max_distance, "offsets at or beyond this share the last bucket of their side");
   }
   void validate(const config::ModelConfig& model, bool selected, config::SettingsProblems& p) const;
+  // "tiny": 8 buckets up to distance 16, so that inputs of a dozen tokens reach the log buckets.
+  bool apply_preset(const std::string& preset, const config::ModelConfig& model);
+  static std::vector<std::string> presets() { return {"tiny"}; }
 };
 
 // Bucket of each relative position (int64 tensor of j − i) → int64 tensor of the same shape.

@@ -17,6 +17,14 @@ std::optional<config::PositionSharing> TisaSettings::legacy_sharing() const {
   return std::nullopt;
 }
 
+bool TisaSettings::apply_preset(const std::string& preset, const config::ModelConfig&) {
+  if (preset != "tiny") return false;
+    kernels = 2;
+  return true;
+}
+
+std::unique_ptr<config::SchemeSettings> make_tisa_settings() { return config::make_settings<TisaSettings>(); }
+
 std::shared_ptr<RelativeSchemeImpl> make_tisa_scheme(const config::ModelConfig& c) {
   const auto& t = c.position.settings<TisaSettings>();
   TisaInit init{t.init_offset_std, t.init_amplitude_mean, t.init_amplitude_std, t.init_sharpness_mean,

@@ -33,6 +33,9 @@ struct TisaSettings {
     v.field("init_sharpness_std", init_sharpness_std, "std of the sharpness b at initialisation");
   }
   void validate(const config::ModelConfig& model, bool selected, config::SettingsProblems& p) const;
+  // "tiny": two kernels.
+  bool apply_preset(const std::string& preset, const config::ModelConfig& model);
+  static std::vector<std::string> presets() { return {"tiny"}; }
   std::optional<config::PositionSharing> legacy_sharing() const;
 };
 
