@@ -22,7 +22,8 @@ namespace tisa::model {
   SCHEME(t5)                          \
   SCHEME(kerple_log)                  \
   SCHEME(fire)                        \
-  SCHEME(sinusoidal)
+  SCHEME(sinusoidal)                  \
+  /* a new scheme: one line above */
 
 #define TISA_DECLARE_SCHEME(x)                                                      \
   std::shared_ptr<RelativeSchemeImpl> make_##x##_scheme(const config::ModelConfig& c); \
