@@ -23,6 +23,7 @@ namespace tisa::model {
   SCHEME(kerple_log)                  \
   SCHEME(fire)                        \
   SCHEME(sinusoidal)                  \
+  SCHEME(learned_alibi)               \
   /* a new scheme: one line above */
 
 #define TISA_DECLARE_SCHEME(x)                                                      \
