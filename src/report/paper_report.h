@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-namespace tisa::analysis {
+namespace tisa::report {
 
 // The compared variants in the order of the paper's table (configs/paper/<scale>/<variant>.yaml).
 extern const std::vector<std::string> kPaperVariants;
@@ -55,4 +55,4 @@ std::string paper_results_markdown(const nlohmann::json& results);
 // (and writes nothing) when there are no comparisons.
 bool write_comparison_figure(const nlohmann::json& results, const std::string& svg_path);
 
-}  // namespace tisa::analysis
+}  // namespace tisa::report
