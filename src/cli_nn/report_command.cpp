@@ -1,4 +1,4 @@
-// `tisa-train report`: the results table of a paper reproduction (src/analysis/paper_report.h),
+// `tisa-train report`: the results table of a paper reproduction (src/report/paper_report.h),
 //   tisa-train report --dir runs/paper-small --out runs/paper-small/results.md
 //       --json runs/paper-small/results.json --meta scale=small --meta "machine=2 cores"   (one line)
 // Reads pretrain/<variant>/, glue/<variant>/<TASK>/results.json and length/<variant>.json under
@@ -12,11 +12,11 @@
 #include <memory>
 #include <sstream>
 
-#include "analysis/paper_report.h"
 #include "cli_nn/commands.h"
 #include "common/cli_checks.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "report/paper_report.h"
 
 namespace tisa::cli {
 namespace {
@@ -29,7 +29,7 @@ struct ReportArgs {
 };
 
 void run_report(const ReportArgs& a) {
-  analysis::PaperReportOptions o;
+  report::PaperReportOptions o;
   o.dir = a.dir;
   std::stringstream ss(a.variants);
   std::string item;
@@ -43,14 +43,14 @@ void run_report(const ReportArgs& a) {
   }
   o.reference = a.reference;
   o.resamples = a.resamples;
-  const auto results = analysis::collect_paper_results(o);
-  const std::string md = analysis::paper_results_markdown(results);
+  const auto results = report::collect_paper_results(o);
+  const std::string md = report::paper_results_markdown(results);
   if (!a.out_json.empty()) {
     fs::write_file_atomic(a.out_json, results.dump(2) + "\n");
     spdlog::info("[report] wrote {}", a.out_json);
   }
   if (!a.out_figure.empty()) {
-    if (analysis::write_comparison_figure(results, a.out_figure))
+    if (report::write_comparison_figure(results, a.out_figure))
       spdlog::info("[report] wrote {}", a.out_figure);
     else
       spdlog::warn("[report] no paired comparisons (no {} runs with dev predictions): {} not written", a.reference,

@@ -54,10 +54,10 @@ void BatchDump::write_initial(torch::nn::Module& model, const config::ModelConfi
   model::save_hf_model(dir_ + "/initial", model, model_cfg, model::kPretrainingArchitecture);
 }
 
-void BatchDump::write_update(int64_t update, const data::PretrainBatch& batch, const StepResult& r) const {
+void BatchDump::write_update(int64_t update, const data::PretrainBatch& batch, const UpdateResult& r) const {
   model::save_tensor_file(fmt::format("{}/update-{:06d}.safetensors", dir_, update), hf_batch_tensors(batch));
   const nlohmann::json line = {{"update", update},       {"applied", r.applied},     {"loss", r.loss},
-                               {"mlm_loss", r.mlm_loss}, {"sop_loss", r.sop_loss},   {"grad_norm", r.grad_norm},
+                               {"mlm_loss", mlm_loss(r)}, {"sop_loss", sop_loss(r)},   {"grad_norm", r.grad_norm},
                                {"lr", r.lr},             {"tokens", r.tokens}};
   std::ofstream out(dir_ + "/updates.jsonl", std::ios::app);
   out << line.dump() << "\n";

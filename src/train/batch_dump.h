@@ -23,7 +23,7 @@ class Module;
 
 namespace tisa::train {
 
-struct StepResult;
+struct UpdateResult;
 
 // A batch in HF's tensor names and conventions (the dump's update files).
 std::map<std::string, at::Tensor> hf_batch_tensors(const data::PretrainBatch& batch);
@@ -37,7 +37,7 @@ class BatchDump {
   // The weights before the first update.
   void write_initial(torch::nn::Module& model, const config::ModelConfig& model_cfg) const;
   // Update `update` (1-based): its batch and what the step reported.
-  void write_update(int64_t update, const data::PretrainBatch& batch, const StepResult& result) const;
+  void write_update(int64_t update, const data::PretrainBatch& batch, const UpdateResult& result) const;
 
   const std::string& dir() const { return dir_; }
 

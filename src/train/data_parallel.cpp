@@ -66,26 +66,15 @@ int64_t resolve_accumulation(const config::TrainingConfig& t, int world_size, co
   return accumulation_for_world(0, t.batch_size, t.accumulation, world_size);
 }
 
-bool reduce_step_result(Distributed& dist, StepResult& r, bool stop_requested) {
-  if (!dist.enabled()) return stop_requested;
-  auto s = dist.all_reduce_sum({r.loss, r.mlm_loss, r.sop_loss, static_cast<double>(r.tokens),
-                                stop_requested ? 1.0 : 0.0, r.applied ? 0.0 : 1.0});
-  // Each rank holds its share of the update's means (update_step.h): the sums are the means.
-  r.loss = s[0];
-  r.mlm_loss = s[1];
-  r.sop_loss = s[2];
-  r.tokens = static_cast<int64_t>(s[3] + 0.5);
-  warn_if_ranks_disagree(s[5], dist.world_size());
-  return s[4] > 0;
-}
-
 bool reduce_update_result(Distributed& dist, UpdateResult& r, bool stop_requested) {
   if (!dist.enabled()) return stop_requested;
-  std::vector<double> v = {r.loss, stop_requested ? 1.0 : 0.0, r.applied ? 0.0 : 1.0};
+  std::vector<double> v = {r.loss, stop_requested ? 1.0 : 0.0, r.applied ? 0.0 : 1.0, static_cast<double>(r.tokens)};
   v.insert(v.end(), r.terms.begin(), r.terms.end());
   auto s = dist.all_reduce_sum(v);
+  // Each rank holds its share of the update's means (update_step.h): the sums are the means.
   r.loss = s[0];
-  r.terms.assign(s.begin() + 3, s.end());
+  r.tokens = static_cast<int64_t>(s[3] + 0.5);
+  r.terms.assign(s.begin() + 4, s.end());
   warn_if_ranks_disagree(s[2], dist.world_size());
   return s[1] > 0;
 }

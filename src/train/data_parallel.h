@@ -38,11 +38,9 @@ DataParallelRecord read_data_parallel_record(const std::string& checkpoint_dir);
 // Accumulation per update by the rule above; `resume_dir` empty when not resuming.
 int64_t resolve_accumulation(const config::TrainingConfig& t, int world_size, const std::string& resume_dir);
 
-// Sums loss / mlm / sop (each rank holds its share of the update's means, update_step.h) and
-// tokens over ranks (grad_norm is the same on every rank after the all-reduce), and returns true
-// when any rank requested a stop. One collective.
-bool reduce_step_result(Distributed& dist, StepResult& result, bool stop_requested);
-// The same for the generic update of the training skeleton (GLUE): loss and terms summed.
+// Sums the loss, the terms (each rank holds its share of the update's means, update_step.h) and
+// the tokens over ranks (grad_norm is the same on every rank after the all-reduce), and returns
+// true when any rank requested a stop. One collective; both training loops call it.
 bool reduce_update_result(Distributed& dist, UpdateResult& result, bool stop_requested);
 
 // Combines the per-rank evaluation of disjoint shards: sums of losses (mean × count), correct

@@ -7,7 +7,6 @@
 #include "train/device_copy.h"
 #include "train/distributed.h"
 #include "train/precision_choice.h"
-#include "train/update_step.h"
 
 namespace tisa::train {
 namespace {
@@ -69,16 +68,11 @@ PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const Devi
 PretrainStep::PretrainStep(model::AlbertForPreTraining model, optim::Optimizer& optimizer,
                            const optim::LrSchedule& schedule, double clip_norm, torch::Device device,
                            config::Precision precision)
-    : model_(std::move(model)),
-      optimizer_(optimizer),
-      schedule_(schedule),
-      clip_norm_(clip_norm),
-      device_(device),
-      precision_(precision) {}
+    : model_(std::move(model)), update_(optimizer, schedule, clip_norm), device_(device), precision_(precision) {}
 
-StepResult PretrainStep::operator()(const std::vector<data::PretrainBatch>& micro_batches, int64_t updates_done) {
+UpdateResult PretrainStep::operator()(const std::vector<data::PretrainBatch>& micro_batches, int64_t updates_done) {
   TISA_CHECK(!micro_batches.empty(), "PretrainStep needs at least one micro-batch");
-  std::vector<std::vector<double>> counts;  // per micro-batch: {masked tokens, examples}
+  std::vector<std::vector<double>> counts;  // per micro-batch: {masked tokens, examples} (kMlmTerm, kSopTerm)
   for (const auto& mb : micro_batches)
     counts.push_back({static_cast<double>(mb.masked_labels.size()), static_cast<double>(mb.batch_size)});
   auto forward = [&](size_t i) {
@@ -87,19 +81,11 @@ StepResult PretrainStep::operator()(const std::vector<data::PretrainBatch>& micr
     PretrainLosses losses = pretraining_losses(model_, batch);
     return std::vector<torch::Tensor>{losses.mlm_sum, losses.sop_sum};
   };
-  UpdateStep update(optimizer_, schedule_, clip_norm_);
-  update.dist = dist;
-  update.reducer = reducer;
-  update.loss_hook = loss_hook;
+  update_.dist = dist;
+  update_.reducer = reducer;
+  update_.loss_hook = loss_hook;
   model_->train();
-  const UpdateResult u = update(counts, forward, updates_done);
-  StepResult r;
-  r.applied = u.applied;
-  r.loss = u.loss;
-  r.mlm_loss = u.terms[0];
-  r.sop_loss = u.terms[1];
-  r.grad_norm = u.grad_norm;
-  r.lr = u.lr;
+  UpdateResult r = update_(counts, forward, updates_done);
   for (const auto& mb : micro_batches) r.tokens += mb.num_tokens;
   return r;
 }

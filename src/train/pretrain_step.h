@@ -6,6 +6,7 @@
 #pragma once
 #include <torch/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "model/albert.h"
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
+#include "train/update_step.h"
 
 namespace tisa::train {
 
@@ -49,16 +51,11 @@ PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const Devi
 // logits.argmax(-1).eq(labels).sum(), ties included, without LibTorch 1.13's scalar CPU argmax.
 torch::Tensor count_top1_hits(const torch::Tensor& logits, const torch::Tensor& labels);
 
-// What one update did; values are host numbers (one sync per update).
-struct StepResult {
-  bool applied = false;   // false: NaN/Inf loss or gradient norm, the update was skipped
-  // Means over the masked tokens (MLM) and examples (SOP) of the whole update (update_step.h);
-  // this process's shares until reduce_step_result() sums them over the processes.
-  double loss = 0, mlm_loss = 0, sop_loss = 0;
-  double grad_norm = 0;   // global norm before clipping
-  double lr = 0;          // learning rate of this update
-  int64_t tokens = 0;     // non-padding tokens of all micro-batches
-};
+// The terms of a pretraining update's UpdateResult (update_step.h), in PretrainStep's order.
+inline constexpr size_t kMlmTerm = 0;  // MLM: mean over the masked tokens of the whole update
+inline constexpr size_t kSopTerm = 1;  // SOP: mean over the examples of the whole update
+inline double mlm_loss(const UpdateResult& r) { return r.terms.at(kMlmTerm); }
+inline double sop_loss(const UpdateResult& r) { return r.terms.at(kSopTerm); }
 
 class PretrainStep {
  public:
@@ -67,8 +64,8 @@ class PretrainStep {
 
   // One update from `micro_batches` (one or more; the gradient is that of the mean over every
   // masked token / example of the update, update_step.h). `updates_done` = updates made so far
-  // (the schedule's t).
-  StepResult operator()(const std::vector<data::PretrainBatch>& micro_batches, int64_t updates_done);
+  // (the schedule's t). The result's terms are {MLM, SOP} (kMlmTerm, kSopTerm); tokens are counted.
+  UpdateResult operator()(const std::vector<data::PretrainBatch>& micro_batches, int64_t updates_done);
 
   // Debugging / tests: called with each micro-batch's loss before backward; may replace it
   // (e.g. multiply by NaN to exercise the bad-step path).
@@ -81,9 +78,7 @@ class PretrainStep {
 
  private:
   model::AlbertForPreTraining model_;
-  optim::Optimizer& optimizer_;
-  const optim::LrSchedule& schedule_;
-  double clip_norm_;
+  UpdateStep update_;
   torch::Device device_;
   config::Precision precision_;
 };

@@ -112,8 +112,8 @@ struct Run {
 PretrainRunResult train_in_run_dir(const config::Config& cfg, const PretrainRunOptions& options, RunContext& ctx);
 void set_up(Run& run);
 std::vector<data::PretrainBatch> next_micro_batches(Run& run);
-void handle_bad_step(Run& run, const StepResult& r);
-void log_step(Run& run, const StepResult& r);
+void handle_bad_step(Run& run, const UpdateResult& r);
+void log_step(Run& run, const UpdateResult& r);
 void run_evaluation(Run& run);
 void save_checkpoint(Run& run);
 void write_final_model(Run& run);
@@ -126,8 +126,8 @@ bool run_loop(Run& run) {
   Progress progress("[train]", t.steps, "tok", ::isatty(STDERR_FILENO) ? t.log_interval : t.steps + 1);
   for (int64_t step = run.state.step; step < t.steps;) {
     std::vector<data::PretrainBatch> micro = next_micro_batches(run);  // `accumulation` batches [B, L]
-    StepResult r = (*run.trainer.step_fn)(micro, step);                 // fwd + bwd + clip + update
-    const bool interrupted = reduce_step_result(run.dist, r, interrupt_requested());  // [dist] sum of the ranks' shares
+    UpdateResult r = (*run.trainer.step_fn)(micro, step);               // fwd + bwd + clip + update
+    const bool interrupted = reduce_update_result(run.dist, r, interrupt_requested());  // [dist] sum of the ranks' shares
     run.state.step = ++step;
     if (run.dump) run.dump->write_update(step, micro.front(), r);
     run.state.data_position = run.data.loader->position().to_json();
@@ -390,7 +390,7 @@ std::vector<data::PretrainBatch> next_micro_batches(Run& run) {
   return micro;
 }
 
-void handle_bad_step(Run& run, const StepResult& r) {
+void handle_bad_step(Run& run, const UpdateResult& r) {
   run.result.train_losses.push_back(r.applied ? r.loss : std::nan(""));
   run.ctx.count_update(run.state, r.applied, r.loss, r.grad_norm, run.cfg.training.max_bad_steps, "train");
   if (!r.applied) return;
@@ -398,10 +398,10 @@ void handle_bad_step(Run& run, const StepResult& r) {
   run.state.lr = r.lr;
 }
 
-void log_step(Run& run, const StepResult& r) {
+void log_step(Run& run, const UpdateResult& r) {
   LogWindow& w = run.window;
   if (r.applied) {
-    w.loss += r.loss, w.mlm += r.mlm_loss, w.sop += r.sop_loss;
+    w.loss += r.loss, w.mlm += mlm_loss(r), w.sop += sop_loss(r);
     ++w.steps;
   }
   w.tokens += r.tokens;

@@ -27,15 +27,17 @@ namespace tisa::train {
 class Distributed;
 class GradientReducer;
 
-// What one update did, as host numbers (one sync per update). `loss` and `terms` are this
-// process's shares of the update's mean losses: summed over the processes (reduce_update_result)
-// they are the losses of the whole update.
+// What one update did, as host numbers (one sync per update): the one result type of both
+// training loops (pretraining names its terms in pretrain_step.h). `loss`, `terms` and `tokens`
+// are this process's shares: summed over the processes (reduce_update_result, data_parallel.h)
+// they are the losses and token count of the whole update.
 struct UpdateResult {
   bool applied = false;       // false: NaN/Inf loss or gradient norm, the update was skipped
   double loss = 0;            // Σ of the terms
   std::vector<double> terms;  // per term: Σ of its item losses here / items of the whole update
   double grad_norm = 0;       // global norm before clipping (the same on every process)
   double lr = 0;              // learning rate of this update
+  int64_t tokens = 0;         // non-padding tokens of the micro-batches, when the caller counts them
 };
 
 class UpdateStep {

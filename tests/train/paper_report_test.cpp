@@ -1,4 +1,4 @@
-// The paper reproduction's results table (src/analysis/paper_report.h) on a hand-made folder:
+// The paper reproduction's results table (src/report/paper_report.h) on a hand-made folder:
 // positional parameter counts of SPEC §1/§2 for ALBERT-base sizes, median/std over seeds, the
 // per-seed GLUE average over tasks (only seeds every task has), length rows with n/a, and the
 // Markdown cells. All expected numbers are computed by hand in the comments.
@@ -7,14 +7,14 @@
 #include <cmath>
 #include <filesystem>
 
-#include "analysis/paper_report.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "config/config.h"
 #include "model/hf_checkpoint.h"
+#include "report/paper_report.h"
 #include "support/test_paths.h"
 
-namespace tisa::analysis {
+namespace tisa::report {
 namespace {
 using nlohmann::json;
 
@@ -347,4 +347,4 @@ TEST(PaperReport, NamesWhatIsMissingOrUnfinished) {
 }
 
 }  // namespace
-}  // namespace tisa::analysis
+}  // namespace tisa::report

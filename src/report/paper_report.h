@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-namespace tisa::analysis {
+namespace tisa::report {
 
 struct PaperReportOptions {
   std::string dir;                    // reproduction folder
@@ -52,4 +52,4 @@ std::string paper_results_markdown(const nlohmann::json& results);
 // (and writes nothing) when there are no comparisons.
 bool write_comparison_figure(const nlohmann::json& results, const std::string& svg_path);
 
-}  // namespace tisa::analysis
+}  // namespace tisa::report

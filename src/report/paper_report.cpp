@@ -1,5 +1,5 @@
 // The paper reproduction's results table; see paper_report.h.
-#include "analysis/paper_report.h"
+#include "report/paper_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,7 +23,7 @@
 #include "model/hf_checkpoint.h"
 #include "model/position/registry.h"
 
-namespace tisa::analysis {
+namespace tisa::report {
 namespace stdfs = std::filesystem;
 using nlohmann::json;
 
@@ -747,4 +747,4 @@ bool write_comparison_figure(const json& results, const std::string& svg_path) {
   return true;
 }
 
-}  // namespace tisa::analysis
+}  // namespace tisa::report
