@@ -26,7 +26,7 @@ while (($#)); do
   esac
 done
 
-scripts/setup.sh
+scripts/setup.sh --binaries-only  # the tests are built by scripts/test.sh
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
 BIN="$PWD/build/bin/tisa-train"
 OUT="${DEMO_OUT:-runs/demo}"

@@ -132,7 +132,7 @@ done
 if [ ! -x "$BIN_DIR/tisa-train" ] || [ ! -x "$BIN_DIR/tisa-nn" ] || [ ! -x "$BIN_DIR/tisa-text" ]; then
   [ "$BIN_DIR" = "$ROOT/build/bin" ] || die "--bin $BIN_DIR lacks tisa-train, tisa-nn or tisa-text"
   echo "[paper] building tisa-train (scripts/setup.sh)"
-  "$ROOT/scripts/setup.sh"
+  "$ROOT/scripts/setup.sh" --binaries-only
 fi
 TT="$BIN_DIR/tisa-train"
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"

@@ -9,17 +9,20 @@
 #                                                                                 -> build-libtorch/
 #   scripts/setup.sh --sanitize          ASan + UBSan with Debian's LibTorch      -> build-asan/
 #   scripts/setup.sh --print-build-dir [--torch ...]   only prints the build folder of that choice
+#   --binaries-only                      build only tisa-train, tisa-text and tisa-nn (what the
+#                                        demo runs; scripts/test.sh builds the tests)
 # Environment: TISA_VENV (default ~/.cache/tisa-train/venv-torch2), CCACHE_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TORCH=debian; SANITIZE=0; PRINT_ONLY=0
+TORCH=debian; SANITIZE=0; PRINT_ONLY=0; BINARIES_ONLY=0
 while (($#)); do
   case "$1" in
     --torch) TORCH="${2:?--torch needs debian, pypi or a LibTorch folder}"; shift 2 ;;
     --sanitize) SANITIZE=1; shift ;;
     --print-build-dir) PRINT_ONLY=1; shift ;;
-    *) echo "usage: scripts/setup.sh [--torch debian|pypi|DIR] [--sanitize] [--print-build-dir]" >&2; exit 2 ;;
+    --binaries-only) BINARIES_ONLY=1; shift ;;
+    *) echo "usage: scripts/setup.sh [--torch debian|pypi|DIR] [--sanitize] [--binaries-only] [--print-build-dir]" >&2; exit 2 ;;
   esac
 done
 if [ "$TORCH" != debian ] && [ "$TORCH" != pypi ] && [ ! -d "$TORCH" ]; then
@@ -96,5 +99,9 @@ export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_f
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}"
 fi
-cmake --build "$BUILD_DIR" -j "$(nproc)"
+if ((BINARIES_ONLY)); then
+  cmake --build "$BUILD_DIR" -j "$(nproc)" --target tisa-train tisa-text tisa-nn
+else
+  cmake --build "$BUILD_DIR" -j "$(nproc)"
+fi
 echo "[setup] built: $BUILD_DIR/bin/tisa-train"
