@@ -11,8 +11,7 @@ import argparse
 import resource
 import time
 
-from tokenizers import Tokenizer, normalizers, pre_tokenizers
-from tokenizers.models import WordPiece
+from hf_wordpiece_bench import bert_wordpiece  # the same tokenizer set-up (this folder)
 
 
 def main():
@@ -21,11 +20,7 @@ def main():
     ap.add_argument("--input", required=True)
     ap.add_argument("--fast", action="store_true", help="encode_batch_fast: ids without offsets")
     a = ap.parse_args()
-    tok = Tokenizer(WordPiece.from_file(a.vocab, unk_token="[UNK]", continuing_subword_prefix="##",
-                                        max_input_chars_per_word=100))
-    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=True,
-                                                lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok = bert_wordpiece(a.vocab)
     encode = tok.encode_batch_fast if a.fast else tok.encode_batch
     nbytes, batch = 0, []
     t0 = time.perf_counter()

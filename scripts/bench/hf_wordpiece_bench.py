@@ -21,6 +21,16 @@ from tokenizers import Tokenizer, normalizers, pre_tokenizers
 from tokenizers.models import WordPiece
 
 
+def bert_wordpiece(vocab):
+    """BERT's uncased WordPiece in HF tokenizers (the pipeline tisa-train's WordPiece matches)."""
+    tok = Tokenizer(WordPiece.from_file(vocab, unk_token="[UNK]", continuing_subword_prefix="##",
+                                        max_input_chars_per_word=100))
+    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=True,
+                                                lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    return tok
+
+
 def read_lines(files):
     lines = []
     for f in files:
@@ -42,11 +52,7 @@ def main():
     ap.add_argument("--compare")
     ap.add_argument("--min-seconds", type=float, default=2.0)
     a = ap.parse_args()
-    tok = Tokenizer(WordPiece.from_file(a.vocab, unk_token="[UNK]", continuing_subword_prefix="##",
-                                        max_input_chars_per_word=100))
-    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=True,
-                                                lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok = bert_wordpiece(a.vocab)
     tok.add_special_tokens(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
     lines = read_lines(a.input)
     if a.lines_out:

@@ -641,26 +641,27 @@ void PretrainDataset::open_shard_split(PretrainSplit& s, const std::string& dir,
   s.counts_.documents += c.documents;
 }
 
-const OffsetView::Part& OffsetView::part(int64_t i) const {
-  const auto& v = *parts_;
-  if (v.size() == 1) return v[0];
-  // The last part whose first index is <= i (an index on a boundary reads the same value in both).
+namespace {
+
+// The last element of `v` (non-empty, sorted by first(e)) whose first index is <= i; an index on
+// a boundary reads the same value in both neighbours.
+template <class T, class First> const T& last_starting_at_or_before(const std::vector<T>& v, int64_t i, First first) {
   size_t lo = 0, hi = v.size();
   while (hi - lo > 1) {
     const size_t mid = (lo + hi) / 2;
-    (v[mid].first <= i ? lo : hi) = mid;
+    (first(v[mid]) <= i ? lo : hi) = mid;
   }
   return v[lo];
 }
 
+}  // namespace
+
+const OffsetView::Part& OffsetView::part(int64_t i) const {
+  return last_starting_at_or_before(*parts_, i, [](const Part& p) { return p.first; });
+}
+
 const PretrainSplit::Shard& PretrainSplit::shard_of_token(int64_t i) const {
-  if (shards_.size() == 1) return shards_[0];
-  size_t lo = 0, hi = shards_.size();
-  while (hi - lo > 1) {
-    const size_t mid = (lo + hi) / 2;
-    (shards_[mid].token_base <= i ? lo : hi) = mid;
-  }
-  return shards_[lo];
+  return last_starting_at_or_before(shards_, i, [](const Shard& s) { return s.token_base; });
 }
 
 const PretrainSplit& PretrainDataset::split(const std::string& name) const {

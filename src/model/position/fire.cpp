@@ -58,14 +58,6 @@ torch::Tensor FireImpl::bias(int64_t length) const {
   return mlp(x).permute({2, 0, 1});                                            // [H, L, L]
 }
 
-void FireImpl::begin_forward(int64_t length) { cached_bias_ = bias(length); }
-
-torch::Tensor FireImpl::add_to_logits(torch::Tensor logits, const torch::Tensor& q) {
-  const int64_t L = q.size(2);
-  if (!cached_bias_.defined() || cached_bias_.size(-1) != L) cached_bias_ = bias(L);
-  return add_logit_bias(logits, cached_bias_.unsqueeze(0));                 // [B, H, L, L]
-}
-
 std::string FireImpl::describe() const { return "MLP hidden " + std::to_string(mlp_in->weight.size(0)); }
 
 double FireImpl::flops(int64_t batch, int64_t length) const {

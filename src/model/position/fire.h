@@ -33,10 +33,8 @@ struct FireSettings {
   static std::vector<std::string> presets() { return {"tiny"}; }
 };
 
-struct FireImpl : RelativeSchemeImpl {
+struct FireImpl : LogitBiasScheme {
   FireImpl(int64_t num_heads, int64_t hidden_size, double init_c, double init_threshold);
-  void begin_forward(int64_t length) override;
-  torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
   std::string describe() const override;
   double flops(int64_t batch, int64_t length) const override;
   torch::Tensor offset_profile(int64_t n) const override;
@@ -44,13 +42,10 @@ struct FireImpl : RelativeSchemeImpl {
   // f_θ applied to x [...]: [..., H].
   torch::Tensor mlp(const torch::Tensor& x) const;
   // bias[h, i, j]: [H, L, L].
-  torch::Tensor bias(int64_t length) const;
+  torch::Tensor bias(int64_t length) const override;
 
   torch::nn::Linear mlp_in{nullptr}, mlp_out{nullptr};
   torch::Tensor c_, threshold_;  // [1] each
-
- private:
-  torch::Tensor cached_bias_;
 };
 TORCH_MODULE(Fire);
 

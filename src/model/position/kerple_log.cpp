@@ -30,23 +30,8 @@ torch::Tensor KerpleLogImpl::scores(int64_t length) const {
   return -r1 * torch::log1p(r2 * r.unsqueeze(0));                                  // [H, 2L−1]
 }
 
-torch::Tensor KerpleLogImpl::bias(int64_t length) const { return toeplitz_from_offsets(scores(length), length); }
-
-void KerpleLogImpl::begin_forward(int64_t length) { cached_bias_ = bias(length); }
-
-torch::Tensor KerpleLogImpl::add_to_logits(torch::Tensor logits, const torch::Tensor& q) {
-  const int64_t L = q.size(2);
-  if (!cached_bias_.defined() || cached_bias_.size(-1) != L) cached_bias_ = bias(L);
-  return add_logit_bias(logits, cached_bias_.unsqueeze(0));                     // [B, H, L, L]
-}
-
 double KerpleLogImpl::flops(int64_t batch, int64_t length) const {
   return static_cast<double>(batch) * r1_.size(0) * length * length + 4.0 * r1_.size(0) * (2 * length - 1);
-}
-
-torch::Tensor KerpleLogImpl::offset_profile(int64_t n) const {
-  torch::NoGradGuard no_grad;
-  return scores(n).to(torch::kCPU, torch::kDouble);
 }
 
 }  // namespace tisa::model

@@ -24,22 +24,15 @@ struct KerpleLogSettings {
   void validate(const config::ModelConfig& model, bool selected, config::SettingsProblems& p) const;
 };
 
-struct KerpleLogImpl : RelativeSchemeImpl {
+struct KerpleLogImpl : OffsetBiasScheme {
   explicit KerpleLogImpl(int64_t num_heads, const KerpleLogSettings& settings = {});
-  void begin_forward(int64_t length) override;
-  torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
   std::string describe() const override { return "log kernel"; }
   double flops(int64_t batch, int64_t length) const override;
-  torch::Tensor offset_profile(int64_t n) const override;
 
   // −r1_h log(1 + r2_h |r|) for r = −(L−1) … L−1: [H, 2L−1].
-  torch::Tensor scores(int64_t length) const;
-  torch::Tensor bias(int64_t length) const;  // [H, L, L]
+  torch::Tensor scores(int64_t length) const override;
 
   torch::Tensor r1_, r2_;  // [H] each
-
- private:
-  torch::Tensor cached_bias_;
 };
 TORCH_MODULE(KerpleLog);
 

@@ -26,23 +26,8 @@ torch::Tensor LearnedAlibiImpl::scores(int64_t length) const {
   return -log_slopes_.exp().unsqueeze(1) * r.unsqueeze(0);                      // [H, 2L−1]
 }
 
-torch::Tensor LearnedAlibiImpl::bias(int64_t length) const { return toeplitz_from_offsets(scores(length), length); }
-
-void LearnedAlibiImpl::begin_forward(int64_t length) { cached_bias_ = bias(length); }
-
-torch::Tensor LearnedAlibiImpl::add_to_logits(torch::Tensor logits, const torch::Tensor& q) {
-  const int64_t L = q.size(2);
-  if (!cached_bias_.defined() || cached_bias_.size(-1) != L) cached_bias_ = bias(L);
-  return add_logit_bias(logits, cached_bias_.unsqueeze(0));  // [B, H, L, L]
-}
-
 double LearnedAlibiImpl::flops(int64_t batch, int64_t length) const {
   return static_cast<double>(batch) * log_slopes_.size(0) * length * length + 2.0 * log_slopes_.size(0) * (2 * length - 1);
-}
-
-torch::Tensor LearnedAlibiImpl::offset_profile(int64_t n) const {
-  torch::NoGradGuard no_grad;
-  return scores(n).to(torch::kCPU, torch::kDouble);
 }
 
 }  // namespace tisa::model

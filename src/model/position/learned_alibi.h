@@ -11,22 +11,15 @@
 
 namespace tisa::model {
 
-struct LearnedAlibiImpl : RelativeSchemeImpl {
+struct LearnedAlibiImpl : OffsetBiasScheme {
   explicit LearnedAlibiImpl(int64_t num_heads);
-  void begin_forward(int64_t length) override;
-  torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
   std::string describe() const override { return "learned slopes"; }
   double flops(int64_t batch, int64_t length) const override;
-  torch::Tensor offset_profile(int64_t n) const override;
 
   // −exp(s_h) |r| for r = −(L−1) … L−1: [H, 2L−1].
-  torch::Tensor scores(int64_t length) const;
-  torch::Tensor bias(int64_t length) const;  // [H, L, L]
+  torch::Tensor scores(int64_t length) const override;
 
   torch::Tensor log_slopes_;  // [H]
-
- private:
-  torch::Tensor cached_bias_;
 };
 TORCH_MODULE(LearnedAlibi);
 

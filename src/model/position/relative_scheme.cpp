@@ -23,4 +23,17 @@ torch::Tensor toeplitz_from_offsets(const torch::Tensor& f, int64_t length) {
   return f.unfold(1, length, 1).flip({1});  // [H, L, L]
 }
 
+void LogitBiasScheme::begin_forward(int64_t length) { cached_bias_ = bias(length); }
+
+torch::Tensor LogitBiasScheme::add_to_logits(torch::Tensor logits, const torch::Tensor& q) {
+  const int64_t L = q.size(2);
+  if (!cached_bias_.defined() || cached_bias_.size(-1) != L) cached_bias_ = bias(L);  // called without begin_forward
+  return add_logit_bias(logits, cached_bias_.unsqueeze(0));                          // [B, H, L, L]
+}
+
+torch::Tensor OffsetBiasScheme::offset_profile(int64_t n) const {
+  torch::NoGradGuard no_grad;
+  return scores(n).to(torch::kCPU, torch::kDouble);  // [H, 2n−1]
+}
+
 }  // namespace tisa::model

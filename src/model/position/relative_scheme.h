@@ -101,4 +101,24 @@ torch::Tensor add_logit_bias(const torch::Tensor& logits, const torch::Tensor& b
 // so row i of the flipped windows is f[L−1−i+j]. Its backward sums contiguous windows.
 torch::Tensor toeplitz_from_offsets(const torch::Tensor& f, int64_t length);
 
+// A scheme whose whole term is a batch-independent bias [H, L, L] on the logits: bias(L) is
+// computed once per forward (begin_forward) and added by every layer that uses the module (FIRE).
+struct LogitBiasScheme : RelativeSchemeImpl {
+  virtual torch::Tensor bias(int64_t length) const = 0;  // [H, L, L]
+  void begin_forward(int64_t length) override;
+  torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
+
+ private:
+  torch::Tensor cached_bias_;  // from begin_forward(), [H, L, L]
+};
+
+// A logit bias that is a per-head function of j − i alone (TISA, T5, KERPLE-log, learned ALiBi):
+// scores(L) holds it for the offsets −(L−1) … L−1 ([H, 2L−1]); the bias is their Toeplitz matrix
+// and offset_profile() their values.
+struct OffsetBiasScheme : LogitBiasScheme {
+  virtual torch::Tensor scores(int64_t length) const = 0;  // [H, 2L−1]
+  torch::Tensor bias(int64_t length) const override { return toeplitz_from_offsets(scores(length), length); }
+  torch::Tensor offset_profile(int64_t n) const override;
+};
+
 }  // namespace tisa::model

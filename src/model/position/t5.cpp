@@ -59,27 +59,12 @@ torch::Tensor T5BiasImpl::scores(int64_t length) const {
   return table_.index_select(0, b).t();                                     // [H, 2L−1]
 }
 
-torch::Tensor T5BiasImpl::bias(int64_t length) const { return toeplitz_from_offsets(scores(length), length); }
-
-void T5BiasImpl::begin_forward(int64_t length) { cached_bias_ = bias(length); }
-
-torch::Tensor T5BiasImpl::add_to_logits(torch::Tensor logits, const torch::Tensor& q) {
-  const int64_t L = q.size(2);
-  if (!cached_bias_.defined() || cached_bias_.size(-1) != L) cached_bias_ = bias(L);
-  return add_logit_bias(logits, cached_bias_.unsqueeze(0));              // [B, H, L, L]
-}
-
 std::string T5BiasImpl::describe() const {
   return std::to_string(num_buckets_) + " buckets, max distance " + std::to_string(max_distance_);
 }
 
 double T5BiasImpl::flops(int64_t batch, int64_t length) const {
   return static_cast<double>(batch) * table_.size(1) * length * length;    // the add; the gather is free
-}
-
-torch::Tensor T5BiasImpl::offset_profile(int64_t n) const {
-  torch::NoGradGuard no_grad;
-  return scores(n).to(torch::kCPU, torch::kDouble);
 }
 
 }  // namespace tisa::model

@@ -31,24 +31,18 @@ struct T5Settings {
 // Bucket of each relative position (int64 tensor of j − i) → int64 tensor of the same shape.
 torch::Tensor t5_relative_bucket(const torch::Tensor& relative_position, int64_t num_buckets, int64_t max_distance);
 
-struct T5BiasImpl : RelativeSchemeImpl {
+struct T5BiasImpl : OffsetBiasScheme {
   T5BiasImpl(int64_t num_heads, int64_t num_buckets, int64_t max_distance, double init_std);
-  void begin_forward(int64_t length) override;
-  torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
   std::string describe() const override;
   double flops(int64_t batch, int64_t length) const override;
-  torch::Tensor offset_profile(int64_t n) const override;
 
   // Per-offset bias for offsets −(L−1) … L−1: [H, 2L−1].
-  torch::Tensor scores(int64_t length) const;
-  // bias[h, i, j] = table[bucket(j − i), h]: [H, L, L].
-  torch::Tensor bias(int64_t length) const;
+  torch::Tensor scores(int64_t length) const override;
 
   torch::Tensor table_;  // [num_buckets, H]
 
  private:
   int64_t num_buckets_, max_distance_;
-  torch::Tensor cached_bias_;  // from begin_forward(), [H, L, L]
 };
 TORCH_MODULE(T5Bias);
 

@@ -48,33 +48,12 @@ torch::Tensor TisaImpl::scores(int64_t length) const {
   return k.sum(0);                                                                      // [H, 2L−1]
 }
 
-torch::Tensor TisaImpl::bias(int64_t length) const {
-  auto f = scores(length);                                                              // [H, 2L−1]
-  // Toeplitz expansion without an index tensor; its backward (unfold_backward + flip) sums
-  // contiguous windows instead of the scatter-add of an index_select over H·L² entries.
-  return toeplitz_from_offsets(f, length);                                               // [H, L, L]
-}
-
-void TisaImpl::begin_forward(int64_t length) { cached_bias_ = bias(length); }
-
-torch::Tensor TisaImpl::add_to_logits(torch::Tensor logits, const torch::Tensor& q) {
-  const int64_t L = q.size(2);
-  if (!cached_bias_.defined() || cached_bias_.size(-1) != L) cached_bias_ = bias(L);
-  return add_logit_bias(logits, cached_bias_.unsqueeze(0));                          // [B, H, L, L]
-}
-
-
 std::string TisaImpl::describe() const { return "S=" + std::to_string(offsets_.size(0)); }
 
 double TisaImpl::flops(int64_t batch, int64_t length) const {
   const double H = static_cast<double>(offsets_.size(1)), S = static_cast<double>(offsets_.size(0));
   return 6.0 * S * H * (2 * length - 1)          // kernel evaluations, once per forward
          + static_cast<double>(batch) * H * length * length;  // adding the bias
-}
-
-torch::Tensor TisaImpl::offset_profile(int64_t n) const {
-  torch::NoGradGuard no_grad;
-  return scores(n).to(torch::kCPU, torch::kDouble);  // [H, 2n−1]
 }
 
 }  // namespace tisa::model

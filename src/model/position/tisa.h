@@ -47,25 +47,17 @@ struct TisaInit {
   double sharpness_std = 0.01;
 };
 
-struct TisaImpl : RelativeSchemeImpl {
+struct TisaImpl : OffsetBiasScheme {
   TisaImpl(int64_t num_heads, int64_t num_kernels, const TisaInit& init = {});
-  void begin_forward(int64_t length) override;
-  torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
   std::string describe() const override;
   double flops(int64_t batch, int64_t length) const override;
-  torch::Tensor offset_profile(int64_t n) const override;
 
   // f_h(r) for r = −(L−1) … L−1: [H, 2L−1].
-  torch::Tensor scores(int64_t length) const;
-  // The bias matrix bias[h, i, j] = f_h(j − i): [H, L, L].
-  torch::Tensor bias(int64_t length) const;
+  torch::Tensor scores(int64_t length) const override;
 
   torch::Tensor offsets_;     // c [S, H]
   torch::Tensor amplitudes_;  // a [S, H]
   torch::Tensor sharpness_;   // b [S, H]
-
- private:
-  torch::Tensor cached_bias_;  // from begin_forward(), [H, L, L]
 };
 TORCH_MODULE(Tisa);
 
