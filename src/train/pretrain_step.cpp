@@ -57,9 +57,8 @@ PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const Devi
   l.sop = l.sop_sum / static_cast<double>(b.sop_labels.size(0));
   l.total = l.mlm + l.sop;
   // Counted on the f32 copies the losses already made: the same maxima (bf16 -> f32 is exact), and
-  // LibTorch 1.13's CPU argmax is scalar code: over bf16 6.6 % of a cpu-scale bf16 step in the
-  // profile, over f32 2.4-3.1 %; count_top1_hits runs it on the rows that can hit only
-  // (docs/perf/README.md, "Accuracy count").
+  // LibTorch 1.13's CPU argmax is scalar code, slowest over bf16; count_top1_hits runs it on the
+  // rows that can hit only (docs/perf/README.md, "Accuracy count in the pretraining step").
   l.mlm_correct = count_top1_hits(mlm_logits, b.masked_labels);
   l.sop_correct = count_top1_hits(sop_logits, b.sop_labels);
   return l;
