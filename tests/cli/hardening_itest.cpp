@@ -198,7 +198,7 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         // unknown subcommand names
         MessageProbe{"UnknownModelSubcommand", "model forwad", 2,
-                     "model: unknown subcommand 'forwad' (expected one of: forward, summary)"},
+                     "model: unknown subcommand 'forwad' (expected one of: forward, summary, schemes, variants)"},
         MessageProbe{"UnknownPrepareSubcommand", "prepare pretrian", 2,
                      "prepare: unknown subcommand 'pretrian' (expected one of: pretrain, combine, glue)"},
         // integer options given text, negatives or values no variable holds
