@@ -67,6 +67,7 @@ struct ModelBenchSpec {
   std::string mode = "train";    // "train" (fwd + bwd + optimiser) or "forward" (no grad)
   config::Precision precision = config::Precision::kFp32;
   config::OptimizerType optimizer = config::OptimizerType::kAdamW;
+  bool fused_optimizer = true;   // optimizer.fused: the fused CPU update (false: per-op reference)
   int64_t batch = 8;
   int64_t seq = 128;
   int64_t masked_per_seq = -1;   // -1: min(20, round(0.15·seq)) as ALBERT's data

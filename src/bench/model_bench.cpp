@@ -87,10 +87,11 @@ optim::NamedParams named_params(torch::nn::Module& m) {
   return out;
 }
 
-config::OptimizerConfig optimizer_config(config::OptimizerType type) {
+config::OptimizerConfig optimizer_config(config::OptimizerType type, bool fused) {
   config::OptimizerConfig c;
   c.type = type;
   c.clip_norm = 1.0;
+  c.fused = fused;
   return c;
 }
 
@@ -156,6 +157,7 @@ nlohmann::json model_spec_to_json(const ModelBenchSpec& s) {
           {"mode", s.mode},
           {"precision", s.precision == config::Precision::kBf16 ? "bf16" : "fp32"},
           {"optimizer", s.optimizer == config::OptimizerType::kLamb ? "lamb" : "adamw"},
+          {"fused_optimizer", s.fused_optimizer},
           {"batch", s.batch},
           {"seq", s.seq},
           {"masked_per_seq", s.masked_per_seq},
@@ -176,6 +178,7 @@ ModelBenchSpec model_spec_from_json(const nlohmann::json& j, const config::Model
   s.mode = j.value("mode", s.mode);
   s.precision = j.value("precision", "fp32") == "bf16" ? config::Precision::kBf16 : config::Precision::kFp32;
   s.optimizer = j.value("optimizer", "adamw") == "lamb" ? config::OptimizerType::kLamb : config::OptimizerType::kAdamW;
+  s.fused_optimizer = j.value("fused_optimizer", s.fused_optimizer);
   s.batch = j.value("batch", s.batch);
   s.seq = j.value("seq", s.seq);
   s.masked_per_seq = j.value("masked_per_seq", s.masked_per_seq);
@@ -272,7 +275,7 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
   const optim::LrSchedule schedule(config::ScheduleType::kConstant, lr, 0, int64_t{1} << 40);
   std::unique_ptr<train::PretrainStep> step;
   if (spec.mode == "train") {
-    opt = optim::make_optimizer(optimizer_config(spec.optimizer), named_params(*m));
+    opt = optim::make_optimizer(optimizer_config(spec.optimizer, spec.fused_optimizer), named_params(*m));
     step = std::make_unique<train::PretrainStep>(m, *opt, schedule, 1.0, device, spec.precision);
   }
   r.rss_model_mib = current_rss_mib();
@@ -334,7 +337,7 @@ LossCurve compare_precisions(const config::ModelConfig& model_config, int64_t ba
     torch::manual_seed(seed);
     model::AlbertForPreTraining m(model_config);
     m->train();
-    auto opt = optim::make_optimizer(optimizer_config(config::OptimizerType::kAdamW), named_params(*m));
+    auto opt = optim::make_optimizer(optimizer_config(config::OptimizerType::kAdamW, true), named_params(*m));
     const optim::LrSchedule schedule(config::ScheduleType::kConstant, lr, 0, int64_t{1} << 40);
     train::PretrainStep step(m, *opt, schedule, 1.0, torch::kCPU, precision);
     std::mt19937_64 rng(seed + 1);

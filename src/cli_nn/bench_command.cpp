@@ -47,6 +47,7 @@ struct BenchArgs {
   std::string device = "cpu";
   double peak_tflops = 0;
   std::string optimizer = "adamw";
+  std::string optimizer_path = "fused";
   int threads = 0;
   int interop_threads = 0;
   int reps = 5;
@@ -281,6 +282,9 @@ bench::ModelBenchSpec model_spec(const BenchArgs& a, const config::ModelConfig& 
   if (a.optimizer != "adamw" && a.optimizer != "lamb")
     throw Error("bench --optimizer: adamw or lamb, got '" + a.optimizer + "'");
   spec.optimizer = a.optimizer == "lamb" ? config::OptimizerType::kLamb : config::OptimizerType::kAdamW;
+  if (a.optimizer_path != "fused" && a.optimizer_path != "reference")
+    throw Error("bench --optimizer-path: fused or reference, got '" + a.optimizer_path + "'");
+  spec.fused_optimizer = a.optimizer_path == "fused";
   std::tie(spec.batch, spec.seq) = parse_shape(shape);
   spec.masked_per_seq = a.masked_per_seq;
   spec.mlm_all_positions = a.mlm_all_positions;
@@ -356,6 +360,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--peak-tflops", args->peak_tflops,
                   "the device's dense peak (e.g. 989 for H100/H200 bf16): adds model-FLOPs utilisation");
   cmd->add_option("--optimizer", args->optimizer, "adamw or lamb");
+  cmd->add_option("--optimizer-path", args->optimizer_path,
+                  "fused (the CPU float32 kernel, optimizer.fused: true) or reference (the per-op path)")
+      ->capture_default_str();
   cmd->add_option("--threads", args->threads, "intra-op threads (0 = LibTorch default)")
       ->check(integer_between(args->threads, 0, 1024));
   cmd->add_option("--interop-threads", args->interop_threads, "inter-op threads (0 = LibTorch default)")

@@ -208,6 +208,7 @@ struct OptimizerConfig {
   bool bias_correction = false;   // LAMB: false reproduces ALBERT; NVIDIA's LAMB uses true
   bool trust_ratio_all = false;   // LAMB: apply the trust ratio to excluded tensors too (NVLAMB)
   double clip_norm = 1.0;         // global gradient-norm clip; 0 disables
+  bool fused = true;              // CPU float32: fused update kernel (false: per-op reference path)
   template <class V> void visit(V& v) {
     v.choice("type", type, kOptimizerTypeNames, "lamb or adamw");
     v.field("lr", lr, "peak learning rate");
@@ -218,6 +219,7 @@ struct OptimizerConfig {
     v.field("bias_correction", bias_correction, "LAMB: Adam bias correction");
     v.field("trust_ratio_all", trust_ratio_all, "LAMB: trust ratio on excluded tensors too");
     v.field("clip_norm", clip_norm, "global gradient-norm clip (0 = off)");
+    v.field("fused", fused, "CPU float32: one fused pass per tensor (false: the per-op reference path)");
   }
 };
 

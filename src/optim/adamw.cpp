@@ -1,5 +1,6 @@
-// AdamW update with torch.optim.AdamW's arithmetic (SPEC §7; formulas in adamw.h). Per tensor one
-// temporary (the denominator); everything else in place.
+// AdamW update with torch.optim.AdamW's arithmetic (SPEC §7; formulas in adamw.h). CPU float32
+// tensors take the fused kernel (one pass, fused_update.h); the reference path uses one temporary
+// per tensor (the denominator), everything else in place.
 #include "optim/adamw.h"
 
 #include <torch/torch.h>
@@ -14,7 +15,14 @@ AdamW::AdamW(NamedParams params, AdamWOptions options)
 void AdamW::step(double lr) {
   torch::NoGradGuard no_grad;
   const AdamWOptions& o = options_;
-  for (size_t i : begin_step(o.beta1, o.beta2)) {
+  const ActiveParams active = begin_step(o.fused);
+  for (size_t i : active.fused) {
+    const bool decays = !slots_[i].excluded && o.weight_decay != 0.0;
+    fused::adamw_update(span(i), {o.beta1, o.beta2, o.eps, decays ? 1.0 - lr * o.weight_decay : 1.0,
+                                  slots_[i].step, lr});
+  }
+  update_moments(active.reference, o.beta1, o.beta2);
+  for (size_t i : active.reference) {
     at::Tensor& w = params_[i].second;
     Slot& s = slots_[i];
     // Decoupled decay first, on w before this step's update (torch order).

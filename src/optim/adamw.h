@@ -14,6 +14,7 @@ struct AdamWOptions {
   double beta2 = 0.999;
   double eps = 1e-6;
   double weight_decay = 0.01;
+  bool fused = true;  // CPU float32: the fused kernel (fused_update.h); false: per-op reference
 };
 
 class AdamW final : public Optimizer {

@@ -1,6 +1,7 @@
-// LAMB update (SPEC §7; formulas in lamb.h). Per tensor, all in place on the parameter's device:
-// one temporary u the size of the parameter, plus a few 0-dim tensors for norms and the ratio,
-// so no host sync happens inside step().
+// LAMB update (SPEC §7; formulas in lamb.h). CPU float32 tensors take the fused kernel (two
+// passes, fused_update.h); the reference path works per tensor, in place on the parameter's
+// device: one temporary u the size of the parameter, plus a few 0-dim tensors for norms and the
+// ratio, so no host sync happens inside step().
 #include "optim/lamb.h"
 
 #include <torch/torch.h>
@@ -14,6 +15,7 @@ namespace tisa::optim {
 Lamb::Lamb(NamedParams params, LambOptions options)
     : Optimizer(std::move(params)), options_(options) {
   ratios_.resize(params_.size());
+  host_ratios_.assign(params_.size(), 1.0);
   stepped_.assign(params_.size(), false);
 }
 
@@ -22,7 +24,16 @@ void Lamb::step(double lr) {
   const LambOptions& o = options_;
   std::fill(stepped_.begin(), stepped_.end(), false);
   for (auto& r : ratios_) r = at::Tensor();
-  for (size_t i : begin_step(o.beta1, o.beta2)) {
+  const ActiveParams active = begin_step(o.fused);
+  for (size_t i : active.fused) {
+    stepped_[i] = true;
+    const bool excluded = slots_[i].excluded;
+    host_ratios_[i] = fused::lamb_update(
+        span(i), {o.beta1, o.beta2, o.eps, o.weight_decay, o.bias_correction, slots_[i].step,
+                  /*decay=*/!excluded, /*trust_ratio=*/!excluded || o.trust_ratio_all, lr});
+  }
+  update_moments(active.reference, o.beta1, o.beta2);
+  for (size_t i : active.reference) {
     at::Tensor& w = params_[i].second;
     Slot& s = slots_[i];
     stepped_[i] = true;
@@ -43,6 +54,7 @@ void Lamb::step(double lr) {
     if (!s.excluded && o.weight_decay != 0.0) u.add_(w, o.weight_decay);  // u += λ·w
     if (s.excluded && !o.trust_ratio_all) {
       w.sub_(u, lr);  // r = 1
+      host_ratios_[i] = 1.0;
       continue;
     }
     // r = ‖w‖/‖u‖ when both norms are > 0, else 1 (where() never propagates the unused 0/0).
@@ -62,7 +74,7 @@ StateMap Lamb::last_trust_ratios() const {
     if (!stepped_[i]) continue;
     out[params_[i].first] = ratios_[i].defined()
                                 ? ratios_[i]
-                                : at::ones({}, params_[i].second.options());
+                                : at::full({}, host_ratios_[i], params_[i].second.options());
   }
   return out;
 }

@@ -23,6 +23,7 @@ struct LambOptions {
   double weight_decay = 0.01;
   bool bias_correction = false;
   bool trust_ratio_all = false;
+  bool fused = true;  // CPU float32: the fused kernel (fused_update.h); false: per-op reference
 };
 
 class Lamb final : public Optimizer {
@@ -39,7 +40,8 @@ class Lamb final : public Optimizer {
 
  private:
   LambOptions options_;
-  std::vector<at::Tensor> ratios_;  // per parameter; undefined = 1 (not applied) or skipped
+  std::vector<at::Tensor> ratios_;  // per parameter (reference path); undefined: see host_ratios_
+  std::vector<double> host_ratios_; // per parameter (fused path): the ratio applied, 1 if none
   std::vector<bool> stepped_;       // parameter updated in the last step()
 };
 

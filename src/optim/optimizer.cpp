@@ -44,28 +44,51 @@ Optimizer::Optimizer(NamedParams params) : params_(std::move(params)) {
 
 Optimizer::~Optimizer() = default;
 
-std::vector<size_t> Optimizer::begin_step(double beta1, double beta2) {
-  std::vector<size_t> active;
-  std::vector<at::Tensor> ms, vs, gs;
+namespace {
+// The fused kernel's preconditions: float32 CPU arrays it may read and write directly.
+bool fusable(const at::Tensor& t) {
+  return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous();
+}
+}  // namespace
+
+Optimizer::ActiveParams Optimizer::begin_step(bool use_fused) {
+  ActiveParams active;
   for (size_t i = 0; i < params_.size(); ++i) {
-    const at::Tensor& g = params_[i].second.grad();
+    const at::Tensor& p = params_[i].second;
+    const at::Tensor& g = p.grad();
     if (!g.defined()) continue;
-    TORCH_CHECK(g.sizes() == params_[i].second.sizes(), "gradient of ", params_[i].first,
-                " has shape ", g.sizes(), ", parameter ", params_[i].second.sizes());
-    active.push_back(i);
-    ms.push_back(slots_[i].m);
-    vs.push_back(slots_[i].v);
-    gs.push_back(g);
+    TORCH_CHECK(g.sizes() == p.sizes(), "gradient of ", params_[i].first, " has shape ", g.sizes(),
+                ", parameter ", p.sizes());
+    const bool fused = use_fused && fusable(p) && fusable(g) && fusable(slots_[i].m) && fusable(slots_[i].v);
+    (fused ? active.fused : active.reference).push_back(i);
     ++slots_[i].step;
   }
   ++num_updates_;
-  if (active.empty()) return active;
+  return active;
+}
+
+void Optimizer::update_moments(const std::vector<size_t>& indices, double beta1, double beta2) {
+  if (indices.empty()) return;
+  std::vector<at::Tensor> ms, vs, gs;
+  for (size_t i : indices) {
+    ms.push_back(slots_[i].m);
+    vs.push_back(slots_[i].v);
+    gs.push_back(params_[i].second.grad());
+  }
   // Multi-tensor ops: one fused launch per op on CUDA, a per-tensor loop on CPU.
   at::_foreach_mul_(ms, beta1);
   at::_foreach_add_(ms, gs, 1.0 - beta1);          // m = β1·m + (1−β1)·g
   at::_foreach_mul_(vs, beta2);
   at::_foreach_addcmul_(vs, gs, gs, 1.0 - beta2);  // v = β2·v + (1−β2)·g²
-  return active;
+}
+
+fused::TensorSpan Optimizer::span(size_t i) {
+  at::Tensor& p = params_[i].second;
+  // The kernel writes through raw pointers: count the write as an in-place op would, so autograd
+  // still notices a graph that saved the old value.
+  p.unsafeGetTensorImpl()->bump_version();
+  return {p.data_ptr<float>(), p.grad().data_ptr<float>(), slots_[i].m.data_ptr<float>(),
+          slots_[i].v.data_ptr<float>(), p.numel()};
 }
 
 void Optimizer::zero_grad(bool set_to_none) {
@@ -172,6 +195,7 @@ std::unique_ptr<Optimizer> make_optimizer(const config::OptimizerConfig& cfg, Na
       o.weight_decay = cfg.weight_decay;
       o.bias_correction = cfg.bias_correction;
       o.trust_ratio_all = cfg.trust_ratio_all;
+      o.fused = cfg.fused;
       return std::make_unique<Lamb>(std::move(params), o);
     }
     case config::OptimizerType::kAdamW: {
@@ -180,6 +204,7 @@ std::unique_ptr<Optimizer> make_optimizer(const config::OptimizerConfig& cfg, Na
       o.beta2 = cfg.beta2;
       o.eps = cfg.eps;
       o.weight_decay = cfg.weight_decay;
+      o.fused = cfg.fused;
       return std::make_unique<AdamW>(std::move(params), o);
     }
   }

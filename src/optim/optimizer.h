@@ -24,9 +24,13 @@
 // "layer_norm" or "bias" (SPEC §7, ALBERT's re.search on the same three strings).
 //
 // All arithmetic is in-place on the parameters' own devices (CPU or CUDA); nothing here syncs
-// with the host except the explicit helpers that return bool/double.
+// with the host except the explicit helpers that return bool/double. On the CPU, float32
+// parameters take the fused kernels of fused_update.h (one or two passes per tensor; options
+// `fused = false` keeps the per-op reference path, which CUDA and other dtypes always take).
 #pragma once
 #include <ATen/core/Tensor.h>
+
+#include "optim/fused_update.h"
 
 #include <cstdint>
 #include <map>
@@ -89,9 +93,17 @@ class Optimizer {
     int64_t step = 0;
     bool excluded = false;
   };
-  // Indices of parameters with a defined gradient; increments their step counts and applies the
-  // moment updates m = β1·m + (1−β1)·g, v = β2·v + (1−β2)·g² to all of them (multi-tensor ops).
-  std::vector<size_t> begin_step(double beta1, double beta2);
+  // The parameters this step updates (those with a defined gradient), split by path: `fused`
+  // holds the ones the fused CPU kernel takes (float32, contiguous, on the CPU; only when
+  // `use_fused`), `reference` the rest. Increments their step counts.
+  struct ActiveParams {
+    std::vector<size_t> fused, reference;
+  };
+  ActiveParams begin_step(bool use_fused);
+  // m = β1·m + (1−β1)·g, v = β2·v + (1−β2)·g² for the reference path (multi-tensor ops).
+  void update_moments(const std::vector<size_t>& indices, double beta1, double beta2);
+  // Parameter, gradient and moments of parameter i as raw float arrays (fused path only).
+  fused::TensorSpan span(size_t i);
 
   NamedParams params_;
   std::vector<Slot> slots_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -109,60 +110,64 @@ void run_golden(const std::string& inputs, const std::string& expected, const Fa
   }
 }
 
-tisa::optim::LambOptions lamb_options(bool bias_correction, bool ratio_all) {
+tisa::optim::LambOptions lamb_options(bool bias_correction, bool ratio_all, bool fused) {
   tisa::optim::LambOptions o;  // β1 0.9, β2 0.999, ε 1e-6, λ 0.01 (optim.json)
   o.bias_correction = bias_correction;
   o.trust_ratio_all = ratio_all;
+  o.fused = fused;
   return o;
 }
 
-Factory lamb_factory(bool bias_correction, bool ratio_all) {
+Factory lamb_factory(bool bias_correction, bool ratio_all, bool fused) {
   return [=](NamedParams p) {
-    return std::make_unique<tisa::optim::Lamb>(std::move(p), lamb_options(bias_correction, ratio_all));
+    return std::make_unique<tisa::optim::Lamb>(std::move(p), lamb_options(bias_correction, ratio_all, fused));
   };
 }
 
+// "cpu" (the fused CPU kernels), "cpu-reference" (the per-op path, fused = false), "cuda".
 class OptimGolden : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (GetParam() == "cuda" && !torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   }
-  at::Device device() const { return at::Device(GetParam()); }
+  at::Device device() const { return at::Device(GetParam() == "cuda" ? "cuda" : "cpu"); }
+  bool fused() const { return GetParam() != "cpu-reference"; }
 };
 
 TEST_P(OptimGolden, LambAlbert) {
   TISA_REQUIRE_SHARED("golden/optim/lamb_albert.safetensors");
-  run_golden("inputs.safetensors", "lamb_albert.safetensors", lamb_factory(false, false), 0.01, 0,
+  run_golden("inputs.safetensors", "lamb_albert.safetensors", lamb_factory(false, false, fused()), 0.01, 0,
              device());
 }
 
 TEST_P(OptimGolden, LambAlbertClip1) {
   TISA_REQUIRE_SHARED("golden/optim/lamb_albert_clip1.safetensors");
-  run_golden("inputs.safetensors", "lamb_albert_clip1.safetensors", lamb_factory(false, false), 0.01,
+  run_golden("inputs.safetensors", "lamb_albert_clip1.safetensors", lamb_factory(false, false, fused()), 0.01,
              1.0, device());
 }
 
 TEST_P(OptimGolden, LambBiasCorrected) {
   TISA_REQUIRE_SHARED("golden/optim/lamb_bias_corrected.safetensors");
-  run_golden("inputs.safetensors", "lamb_bias_corrected.safetensors", lamb_factory(true, false),
+  run_golden("inputs.safetensors", "lamb_bias_corrected.safetensors", lamb_factory(true, false, fused()),
              0.01, 0, device());
 }
 
 TEST_P(OptimGolden, LambBiasCorrectedRatioAll) {
   TISA_REQUIRE_SHARED("golden/optim/lamb_bc_ratio_all.safetensors");
-  run_golden("inputs.safetensors", "lamb_bc_ratio_all.safetensors", lamb_factory(true, true), 0.01,
+  run_golden("inputs.safetensors", "lamb_bc_ratio_all.safetensors", lamb_factory(true, true, fused()), 0.01,
              0, device());
 }
 
 TEST_P(OptimGolden, LambAlbertZeroNormGuards) {
   TISA_REQUIRE_SHARED("golden/optim/lamb_albert_guards.safetensors");
   run_golden("guards_inputs.safetensors", "lamb_albert_guards.safetensors",
-             lamb_factory(false, false), 0.01, 0, device());
+             lamb_factory(false, false, fused()), 0.01, 0, device());
 }
 
 TEST_P(OptimGolden, AdamWTorch) {
   TISA_REQUIRE_SHARED("golden/optim/adamw_torch.safetensors");
   tisa::optim::AdamWOptions o;  // betas (0.9, 0.999), eps 1e-6, decay 0.01 (optim.json)
+  o.fused = fused();
   run_golden("inputs.safetensors", "adamw_torch.safetensors",
              [&](NamedParams p) { return std::make_unique<tisa::optim::AdamW>(std::move(p), o); },
              1e-3, 0, device());
@@ -172,6 +177,7 @@ TEST_P(OptimGolden, AdamWTorch) {
 TEST_P(OptimGolden, FactoryFromConfigMatchesLambAlbert) {
   TISA_REQUIRE_SHARED("golden/optim/lamb_albert.safetensors");
   tisa::config::OptimizerConfig cfg;  // defaults: lamb, ALBERT hyper-parameters
+  cfg.fused = fused();
   run_golden("inputs.safetensors", "lamb_albert.safetensors",
              [&](NamedParams p) { return tisa::optim::make_optimizer(cfg, std::move(p)); }, 0.01, 0,
              device());
@@ -183,7 +189,7 @@ TEST_P(OptimGolden, FactoryFromConfigMatchesLambAlbert) {
 TEST_P(OptimGolden, ResumeFromStateDictIsExact) {
   TISA_REQUIRE_SHARED("golden/optim/lamb_bias_corrected.safetensors");
   Golden g = load_golden("inputs.safetensors", "lamb_bias_corrected.safetensors");
-  const auto options = lamb_options(true, false);
+  const auto options = lamb_options(true, false, fused());
   tisa::optim::Lamb straight(make_params(g, device()), options);
   for (int t = 1; t <= 3; ++t) {
     set_grads(straight.params(), g, t, device());
@@ -229,7 +235,7 @@ TEST_P(OptimGolden, VariantsAreDistinguishedByTheGoldens) {
   TISA_REQUIRE_SHARED("golden/optim/lamb_bc_ratio_all.safetensors");
   auto worst_excess = [&](const std::string& expected, bool bc, bool all) {
     Golden g = load_golden("inputs.safetensors", expected);
-    tisa::optim::Lamb opt(make_params(g, device()), lamb_options(bc, all));
+    tisa::optim::Lamb opt(make_params(g, device()), lamb_options(bc, all, fused()));
     set_grads(opt.params(), g, 1, device());
     opt.step(0.01);
     double worst = -1;
@@ -245,8 +251,12 @@ TEST_P(OptimGolden, VariantsAreDistinguishedByTheGoldens) {
   EXPECT_LE(worst_excess("lamb_bc_ratio_all.safetensors", true, true), 0.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, OptimGolden, ::testing::Values("cpu", "cuda"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Devices, OptimGolden, ::testing::Values("cpu", "cpu-reference", "cuda"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 // The exclusion rule against optim.json's flag for every golden name.
 TEST(OptimExclusion, MatchesGoldenFlags) {
