@@ -1,8 +1,8 @@
 // Fused scaled-dot-product attention (at::scaled_dot_product_attention, LibTorch ≥ 2.1) for the
 // attention layers whose position term is an additive logit bias or nothing: the bias (padding
 // mask + scheme term) travels as SDPA's float attn_mask, and LibTorch picks its fastest kernel
-// (flash / memory-efficient on CUDA, flash on CPU when the bias needs no gradient, otherwise its
-// math path). Same result as the eager softmax(q·kᵀ/√d + bias)·v in value and gradients
+// (flash / memory-efficient on CUDA, never cuDNN: its masked backward is wrong on sm90 at some
+// lengths; flash on CPU when the bias needs no gradient, otherwise its math path). Same result as the eager softmax(q·kᵀ/√d + bias)·v in value and gradients
 // (tests/model/fused_attention_test.cpp). On LibTorch 1.13 there is no SDPA: available() is false
 // and the attention keeps its eager path.
 #pragma once
