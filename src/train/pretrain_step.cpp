@@ -5,6 +5,7 @@
 #include "model/autocast.h"
 #include "optim/grad_utils.h"
 #include "train/device_copy.h"
+#include "train/fused_cross_entropy.h"
 #include "train/distributed.h"
 #include "train/precision_choice.h"
 
@@ -47,19 +48,27 @@ DeviceBatch to_device(const data::PretrainBatch& b, const torch::Device& device)
 PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const DeviceBatch& b) {
   namespace F = torch::nn::functional;
   auto out = model->forward(b.input_ids, b.token_type_ids, b.attention_mask, b.masked_positions);
-  auto mlm_logits = out.prediction_logits.reshape({-1, out.prediction_logits.size(-1)}).to(torch::kFloat);  // [M, V]
-  auto sop_logits = out.sop_logits.reshape({-1, 2}).to(torch::kFloat);                                     // [B, 2]
+  auto mlm_logits = out.prediction_logits.reshape({-1, out.prediction_logits.size(-1)});  // [M, V]
+  auto sop_logits = out.sop_logits.reshape({-1, 2}).to(torch::kFloat);                    // [B, 2]
   const auto sum = F::CrossEntropyFuncOptions().reduction(torch::kSum);
   PretrainLosses l;
-  l.mlm_sum = F::cross_entropy(mlm_logits, b.masked_labels, sum);  // Σ over the M masked positions
+  if (fused_cross_entropy_applies(mlm_logits)) {
+    // bf16 logits on the CPU: one pass each way over them, hits counted in the same pass.
+    const CrossEntropySum mlm = fused_cross_entropy_sum(mlm_logits, b.masked_labels);
+    l.mlm_sum = mlm.loss_sum;
+    l.mlm_correct = mlm.hits;
+  } else {
+    mlm_logits = mlm_logits.to(torch::kFloat);
+    l.mlm_sum = F::cross_entropy(mlm_logits, b.masked_labels, sum);  // Σ over the M masked positions
+    // Counted on the f32 copy the loss already made: the same maxima (bf16 -> f32 is exact), and
+    // LibTorch 1.13's CPU argmax is scalar code, slowest over bf16; count_top1_hits runs it on the
+    // rows that can hit only (docs/perf/README.md, "Accuracy count in the pretraining step").
+    l.mlm_correct = count_top1_hits(mlm_logits, b.masked_labels);
+  }
   l.sop_sum = F::cross_entropy(sop_logits, b.sop_labels, sum);     // Σ over the B examples
   l.mlm = l.mlm_sum / static_cast<double>(b.masked_labels.size(0));  // NaN without masked positions, as a mean is
   l.sop = l.sop_sum / static_cast<double>(b.sop_labels.size(0));
   l.total = l.mlm + l.sop;
-  // Counted on the f32 copies the losses already made: the same maxima (bf16 -> f32 is exact), and
-  // LibTorch 1.13's CPU argmax is scalar code, slowest over bf16; count_top1_hits runs it on the
-  // rows that can hit only (docs/perf/README.md, "Accuracy count in the pretraining step").
-  l.mlm_correct = count_top1_hits(mlm_logits, b.masked_labels);
   l.sop_correct = count_top1_hits(sop_logits, b.sop_labels);
   return l;
 }

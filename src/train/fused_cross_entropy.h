@@ -1,0 +1,24 @@
+// Cross-entropy summed over rows, with the top-1 hit count, straight from bf16 logits on the CPU
+// (the MLM head under bf16 autocast). ATen's path casts the [M, V] logits to float32, runs
+// log-softmax and NLL forward and backward over the float32 copy, and casts the gradient back;
+// this one reads the bf16 logits once forward and once backward (cross_entropy_kernels.h), with
+// float32 arithmetic inside, and counts the arg-max hits in the same pass.
+// Same values as F::cross_entropy on the float32 copy to float rounding (tests/train/
+// fused_cross_entropy_test.cpp); the gradient is the same bf16 tensor up to a rounding step.
+#pragma once
+#include <torch/types.h>
+
+namespace tisa::train {
+
+struct CrossEntropySum {
+  torch::Tensor loss_sum;  // 0-dim float32: Σ_r (logsumexp(x_r) − x_r,label_r); differentiable
+  torch::Tensor hits;      // 0-dim int64: rows whose first arg-max is the label
+};
+
+// Whether fused_cross_entropy_sum takes `logits`: 2-D bf16 on the CPU.
+bool fused_cross_entropy_applies(const torch::Tensor& logits);
+
+// logits [M, V] bf16 on the CPU, labels [M] int64 in [0, V) (checked; a bad label throws).
+CrossEntropySum fused_cross_entropy_sum(const torch::Tensor& logits, const torch::Tensor& labels);
+
+}  // namespace tisa::train

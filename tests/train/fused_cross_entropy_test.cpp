@@ -1,0 +1,134 @@
+// The bf16 cross-entropy (fused_cross_entropy.h) against ATen's on the float32 copy of the same
+// logits: loss sum, hit count and gradient, on the vectorised and the scalar kernels, for widths
+// that are and are not multiples of 16 lanes; arg-max ties count as the first index; a NaN logit
+// makes the loss NaN; a bad label is refused; the result does not depend on the thread count.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstring>
+#include <limits>
+
+#include "train/cross_entropy_kernels.h"
+#include "train/fused_cross_entropy.h"
+
+namespace {
+
+using tisa::train::fused_cross_entropy_sum;
+namespace kernels = tisa::train::kernels;
+namespace F = torch::nn::functional;
+
+struct Reference {
+  double loss_sum;
+  int64_t hits;
+  torch::Tensor grad;  // float32
+};
+
+// ATen on the float32 copy: what pretraining_losses computes without the fused path, with an
+// upstream gradient of `upstream` on the sum.
+Reference aten_reference(const torch::Tensor& logits_bf16, const torch::Tensor& labels, double upstream) {
+  auto x = logits_bf16.to(torch::kFloat).detach().requires_grad_(true);
+  auto loss = F::cross_entropy(x, labels, F::CrossEntropyFuncOptions().reduction(torch::kSum));
+  (loss * upstream).backward();
+  const int64_t hits = x.argmax(-1).eq(labels).sum().item<int64_t>();
+  return {loss.item<double>(), hits, x.grad()};
+}
+
+void expect_matches_aten(int64_t rows, int64_t cols, uint64_t seed) {
+  SCOPED_TRACE("rows " + std::to_string(rows) + ", cols " + std::to_string(cols));
+  torch::manual_seed(seed);
+  auto logits = (torch::randn({rows, cols}) * 3).to(torch::kBFloat16);
+  auto labels = torch::randint(0, cols, {rows}, torch::kLong);
+  // Make some rows hit: the label's logit becomes the row's maximum.
+  for (int64_t r = 0; r < rows; r += 3) logits[r][labels[r].item<int64_t>()] = 20.0;
+  const double upstream = 0.37;
+  const Reference ref = aten_reference(logits, labels, upstream);
+
+  auto x = logits.clone().requires_grad_(true);
+  const auto got = fused_cross_entropy_sum(x, labels);
+  EXPECT_EQ(got.loss_sum.scalar_type(), torch::kFloat);
+  EXPECT_NEAR(got.loss_sum.item<double>(), ref.loss_sum, 2e-6 * std::abs(ref.loss_sum) + 1e-5);
+  EXPECT_EQ(got.hits.item<int64_t>(), ref.hits);
+  (got.loss_sum * upstream).backward();
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_EQ(x.grad().scalar_type(), torch::kBFloat16);
+  // ATen's float32 gradient rounded to bf16 is the reference: within one bf16 rounding step
+  // (2^-8 relative) plus float noise at the upstream gradient's scale (p − 1 cancels where p ≈ 1).
+  const auto g = x.grad().to(torch::kFloat), r = ref.grad;
+  const double excess = ((g - r).abs() - (r.abs() * (1.0 / 128) + 2e-6 * upstream)).max().item<double>();
+  EXPECT_LE(excess, 0.0) << "max |Δ| " << (g - r).abs().max().item<double>();
+}
+
+class FusedCrossEntropy : public ::testing::TestWithParam<bool> {  // param: scalar kernels
+ protected:
+  void SetUp() override { kernels::cross_entropy_force_scalar(GetParam()); }
+  void TearDown() override { kernels::cross_entropy_force_scalar(false); }
+};
+
+TEST_P(FusedCrossEntropy, MatchesAtenOnTheFloat32Copy) {
+  expect_matches_aten(37, 4000, 1);  // the cpu recipe's vocabulary: whole 16-lane chunks
+  expect_matches_aten(29, 1003, 2);  // a tail of 11 lanes
+  expect_matches_aten(5, 7, 3);      // narrower than one vector
+}
+
+TEST_P(FusedCrossEntropy, TiesCountTheFirstIndexAsArgmaxDoes) {
+  // Row 0: the maximum at columns 2 and 5, label 5 -> no hit; row 1: the same with label 2 -> hit.
+  auto logits = torch::zeros({2, 40}, torch::kFloat);
+  logits.index_put_({torch::indexing::Slice(), 2}, 4.0);
+  logits.index_put_({torch::indexing::Slice(), 5}, 4.0);
+  logits.index_put_({torch::indexing::Slice(), 33}, 4.0);  // a third tie in a later 16-lane chunk
+  const auto labels = torch::tensor({5, 2}, torch::kLong);
+  const auto got = fused_cross_entropy_sum(logits.to(torch::kBFloat16), labels);
+  EXPECT_EQ(got.hits.item<int64_t>(), 1);
+  EXPECT_EQ(got.hits.item<int64_t>(), logits.argmax(-1).eq(labels).sum().item<int64_t>());
+}
+
+TEST_P(FusedCrossEntropy, NanLogitMakesTheLossNan) {
+  auto logits = torch::randn({3, 50}).to(torch::kBFloat16);
+  logits[1][17] = std::numeric_limits<float>::quiet_NaN();
+  const auto got = fused_cross_entropy_sum(logits, torch::tensor({0, 1, 2}, torch::kLong));
+  EXPECT_TRUE(std::isnan(got.loss_sum.item<float>()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, FusedCrossEntropy, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "scalar" : "vectorised_if_available"; });
+
+TEST(FusedCrossEntropyInput, RefusesLabelsOutsideTheVocabulary) {
+  auto logits = torch::zeros({2, 8}, torch::kBFloat16);
+  EXPECT_THROW(fused_cross_entropy_sum(logits, torch::tensor({1, 8}, torch::kLong)), std::exception);
+  EXPECT_THROW(fused_cross_entropy_sum(logits, torch::tensor({-1, 0}, torch::kLong)), std::exception);
+  EXPECT_FALSE(tisa::train::fused_cross_entropy_applies(torch::zeros({2, 8})));  // float32: ATen's path
+}
+
+TEST(FusedCrossEntropyInput, SameResultAtAnyThreadCount) {
+  torch::manual_seed(9);
+  auto logits = torch::randn({301, 517}).to(torch::kBFloat16);
+  auto labels = torch::randint(0, 517, {301}, torch::kLong);
+  const int before = at::get_num_threads();
+  std::vector<torch::Tensor> losses, grads;
+  for (int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    auto x = logits.clone().requires_grad_(true);
+    auto out = fused_cross_entropy_sum(x, labels);
+    out.loss_sum.backward();
+    losses.push_back(out.loss_sum.detach());
+    grads.push_back(x.grad());
+  }
+  at::set_num_threads(before);
+  EXPECT_TRUE(torch::equal(losses[0], losses[1]));
+  EXPECT_TRUE(torch::equal(grads[0], grads[1]));
+}
+
+// The bf16 conversions: exact upward, nearest-even downward, NaN kept.
+TEST(FusedCrossEntropyInput, Bf16ConversionsRoundToNearestEven) {
+  for (float v : {0.0f, 1.0f, -2.5f, 3.140625f, 1e-30f, 6.0e4f}) {
+    const auto ref = torch::tensor({v}).to(torch::kBFloat16);
+    uint16_t bits;
+    std::memcpy(&bits, ref.data_ptr(), sizeof bits);
+    EXPECT_EQ(kernels::float_to_bf16(v), bits) << v;
+    EXPECT_EQ(kernels::bf16_to_float(bits), ref.to(torch::kFloat).item<float>()) << v;
+  }
+  EXPECT_EQ(kernels::float_to_bf16(1.0f + 1.0f / 256), kernels::float_to_bf16(1.0f));  // tie -> even
+  EXPECT_TRUE(std::isnan(kernels::bf16_to_float(kernels::float_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+}  // namespace
