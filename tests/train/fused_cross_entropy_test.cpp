@@ -5,11 +5,17 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <vector>
 
 #include "train/cross_entropy_kernels.h"
 #include "train/fused_cross_entropy.h"
+#include "train/pretrain_step.h"
 
 namespace {
 
@@ -132,3 +138,43 @@ TEST(FusedCrossEntropyInput, Bf16ConversionsRoundToNearestEven) {
 }
 
 }  // namespace
+
+// Time of the MLM loss, forward + backward, at the cpu recipe's head (608 masked rows x 4k): ATen
+// on the float32 copy (the path before) against the fused bf16 kernels. Disabled (it measures,
+// it does not check); run with
+//   build/tests/test_train --gtest_also_run_disabled_tests --gtest_filter='*CrossEntropyBench*'
+TEST(CrossEntropyBench, DISABLED_RecipeHead) {
+  torch::manual_seed(1);
+  const auto logits = (torch::randn({608, 4000}) * 3).to(torch::kBFloat16);
+  const auto labels = torch::randint(0, 4000, {608}, torch::kLong);
+  auto aten_path = [&] {
+    auto x = logits.clone().requires_grad_(true);
+    auto f = x.to(torch::kFloat);
+    auto loss = F::cross_entropy(f, labels, F::CrossEntropyFuncOptions().reduction(torch::kSum));
+    const auto hits = tisa::train::count_top1_hits(f, labels);  // as pretraining_losses counted
+    loss.backward();
+    return hits.item<int64_t>();
+  };
+  auto fused_path = [&] {
+    auto x = logits.clone().requires_grad_(true);
+    auto out = fused_cross_entropy_sum(x, labels);
+    out.loss_sum.backward();
+    return out.hits.item<int64_t>();
+  };
+  auto median_ms = [](const std::function<int64_t()>& f) {
+    std::vector<double> ms;
+    for (int i = 0; i < 53; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      f();
+      const double d = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (i >= 3) ms.push_back(d);
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  };
+  for (int round = 0; round < 3; ++round) {
+    const double a = median_ms(aten_path), f = median_ms(fused_path);
+    std::printf("[bench] MLM loss fwd+bwd 608x4000 bf16, %d thread(s): ATen on float32 %.3f ms, fused %.3f ms (%s)\n",
+                at::get_num_threads(), a, f, kernels::cross_entropy_vectorised() ? "AVX-512" : "scalar");
+  }
+}
