@@ -42,19 +42,24 @@ inline float direction(float m, float v, float w, const LambConstants& c) {
   return u;
 }
 
+// Moments of element k updated in place (m = β1·m + (1−β1)·g, v = β2·v + (1−β2)·g²); returns its u.
+template <bool kBiasCorrection, bool kDecay>
+inline float update_moments(float* __restrict__ m, float* __restrict__ v, const float* __restrict__ g,
+                            const float* __restrict__ w, int64_t k, const LambConstants& c) {
+  const float mk = m[k] * c.b1 + c.a1 * g[k];
+  const float vk = v[k] * c.b2 + c.a2 * g[k] * g[k];
+  m[k] = mk;
+  v[k] = vk;
+  return direction<kBiasCorrection, kDecay>(mk, vk, w[k], c);
+}
+
 // Pass 1 over [begin, end): moments, then either the step w −= lr·u (no trust ratio) or Σw², Σu².
 template <bool kBiasCorrection, bool kDecay, bool kTrustRatio>
 void lamb_pass1(float* __restrict__ w, const float* __restrict__ g, float* __restrict__ m,
                 float* __restrict__ v, int64_t begin, int64_t end, const LambConstants c, const float lr,
                 double* w_sq, double* u_sq) {
   if (!kTrustRatio) {
-    for (int64_t i = begin; i < end; ++i) {
-      const float mi = m[i] * c.b1 + c.a1 * g[i];
-      const float vi = v[i] * c.b2 + c.a2 * g[i] * g[i];
-      m[i] = mi;
-      v[i] = vi;
-      w[i] = w[i] - lr * direction<kBiasCorrection, kDecay>(mi, vi, w[i], c);
-    }
+    for (int64_t i = begin; i < end; ++i) w[i] = w[i] - lr * update_moments<kBiasCorrection, kDecay>(m, v, g, w, i, c);
     return;
   }
   // Per block of kLanes elements: the update into a small buffer, then the squares into kLanes
@@ -63,27 +68,12 @@ void lamb_pass1(float* __restrict__ w, const float* __restrict__ g, float* __res
   float ub[kLanes], wb[kLanes];
   for (int64_t i = begin; i < end; i += kLanes) {
     const int len = static_cast<int>(std::min<int64_t>(kLanes, end - i));
-    if (len == kLanes) {
-      for (int j = 0; j < kLanes; ++j) {
-        const int64_t k = i + j;
-        const float mk = m[k] * c.b1 + c.a1 * g[k];
-        const float vk = v[k] * c.b2 + c.a2 * g[k] * g[k];
-        m[k] = mk;
-        v[k] = vk;
-        wb[j] = w[k];
-        ub[j] = direction<kBiasCorrection, kDecay>(mk, vk, w[k], c);
-      }
+    if (len < kLanes)
+      for (int j = 0; j < kLanes; ++j) ub[j] = wb[j] = 0.0f;  // the tail's unused lanes add 0
+    if (len == kLanes) {  // a constant trip count, so that the compiler vectorises the block
+      for (int j = 0; j < kLanes; ++j) wb[j] = w[i + j], ub[j] = update_moments<kBiasCorrection, kDecay>(m, v, g, w, i + j, c);
     } else {
-      for (int j = 0; j < kLanes; ++j) ub[j] = wb[j] = 0.0f;
-      for (int j = 0; j < len; ++j) {
-        const int64_t k = i + j;
-        const float mk = m[k] * c.b1 + c.a1 * g[k];
-        const float vk = v[k] * c.b2 + c.a2 * g[k] * g[k];
-        m[k] = mk;
-        v[k] = vk;
-        wb[j] = w[k];
-        ub[j] = direction<kBiasCorrection, kDecay>(mk, vk, w[k], c);
-      }
+      for (int j = 0; j < len; ++j) wb[j] = w[i + j], ub[j] = update_moments<kBiasCorrection, kDecay>(m, v, g, w, i + j, c);
     }
     for (int j = 0; j < kLanes; ++j) {
       acc_w[j] += static_cast<double>(wb[j]) * static_cast<double>(wb[j]);
