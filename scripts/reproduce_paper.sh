@@ -20,6 +20,8 @@
 #   5. glue-V-T    `tisa-train glue` per variant and task, N seeds        -> OUT/glue/V/T/results.json
 #   6. report      `tisa-train report` (+ paired tests, pictures)          -> OUT/results.md, results.json,
 #                  glue_differences.svg, pretraining.svg
+#   7. archive     scripts/archive_reproduction.sh: the files the report read (dev predictions
+#                  compressed), from which it regenerates byte for byte     -> OUT/archive/
 # OUT is also one TensorBoard log directory: `tensorboard --logdir OUT` shows every pretraining
 # (run pretrain/V/tensorboard) and every GLUE seed (glue/V/T/seed-N/tensorboard) side by side,
 # their settings and final metrics in one HPARAMS table.
@@ -332,18 +334,13 @@ for f in "$OUT"/stages/*.done; do total=$((total + $(cat "$f"))); done
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 "$TT" report --dir "$OUT" --variants "$VARIANTS" --out "$OUT/results.md" --json "$OUT/results.json" \
-  --figure "$OUT/glue_differences.svg" \
+  --figure "$OUT/glue_differences.svg" --pretraining-figure "$OUT/pretraining.svg" \
   --meta "scale=$SCALE" --meta "command=$COMMAND" \
   --meta "machine=$(uname -sm), ${cpu:-unknown CPU}, $(nproc) cores" \
   --meta "commit=$commit" --meta "GLUE tasks=${TASK_LIST[*]}" --meta "seeds=$SEEDS" \
   --meta "stage time (s, all runs of the script)=$total" \
   --meta "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-# Pretraining curves of every variant (loss, validation MLM/SOP accuracy, learning rate).
-runs=()
-for v in "${VARIANT_LIST[@]}"; do [ -f "$OUT/pretrain/$v/metrics.jsonl" ] && runs+=("$OUT/pretrain/$v"); done
-if ((${#runs[@]})); then
-  "$TT" plot --runs "${runs[@]}" --smooth 0.6 --keys train:loss train:mlm_loss eval:mlm_loss eval:mlm_accuracy \
-    eval:sop_accuracy lr --title "Pretraining, scale $SCALE" --out "$OUT/pretraining.svg"
-fi
 echo "[paper] results: $OUT/results.md, $OUT/results.json, $OUT/glue_differences.svg, $OUT/pretraining.svg"
 echo "[paper] every run's curves and the HPARAMS table: tensorboard --logdir $OUT"
+# The evidence to commit beside the page: what the report read, from which it regenerates itself.
+"$ROOT/scripts/archive_reproduction.sh" "$OUT" "$OUT/archive"

@@ -18,7 +18,9 @@
 #include "glue/glue_eval.h"
 #include "metrics/glue_metrics.h"
 #include "metrics/significance.h"
+#include "plot/run_plots.h"
 #include "plot/svg.h"
+#include "report/gzip_file.h"
 #include "model/albert.h"
 #include "model/hf_checkpoint.h"
 #include "model/position/registry.h"
@@ -29,11 +31,16 @@ using nlohmann::json;
 
 namespace {
 
+// PATH, or its gzip-compressed copy PATH.gz (an archived reproduction, scripts/archive_reproduction.sh).
+bool json_file_exists(const std::string& path) { return fs::exists(path) || fs::exists(path + ".gz"); }
+
 json read_json_file(const std::string& path) {
+  const bool compressed = !fs::exists(path) && fs::exists(path + ".gz");
+  const std::string shown = compressed ? path + ".gz" : path;
   try {
-    return json::parse(fs::read_file(path));
+    return json::parse(compressed ? read_gzip_file(shown) : fs::read_file(path));
   } catch (const json::exception& e) {
-    throw Error(path + ": not valid JSON (" + e.what() + ")");
+    throw Error(shown + ": not valid JSON (" + e.what() + ")");
   }
 }
 
@@ -154,7 +161,9 @@ json collect_variant(const std::string& dir, const std::string& name, std::set<s
     v["positional_parameters"] = model::positional_parameter_count(m);
     // Relative to the reproduction folder: results.json names no machine's paths.
     v["model_config_source"] = stdfs::path(source).lexically_relative(dir).generic_string();
-    v["pretrained"] = fs::exists(run_dir + "/final/model.safetensors");
+    // An archived reproduction keeps the model's SHA-256 in place of its weights.
+    v["pretrained"] = fs::exists(run_dir + "/final/model.safetensors") ||
+                      fs::exists(run_dir + "/final/model.safetensors.sha256");
   }
   if (!stdfs::is_directory(run_dir)) incomplete.push_back("pretrain/" + name + " is missing");
   else if (!v.value("pretrained", false)) incomplete.push_back("pretrain/" + name + " has no final model (unfinished)");
@@ -190,6 +199,12 @@ json collect_variant(const std::string& dir, const std::string& name, std::set<s
       if (t.is_null()) {
         incomplete.push_back(where + "/results.json has no run with its main metric");
         continue;
+      }
+      // The paired tests and baselines need every seed's dev predictions: a seed without them is a gap.
+      for (const auto& seed : t["seeds"]) {
+        const std::string seed_dir = where + "/seed-" + std::to_string(seed.get<int64_t>());
+        if (!json_file_exists((stdfs::path(dir) / seed_dir / glue::kDevPredictionsFile).string()))
+          incomplete.push_back(seed_dir + " has no " + std::string(glue::kDevPredictionsFile));
       }
       glue[e.path().filename().string()] = t;
       tasks.insert(e.path().filename().string());
@@ -290,8 +305,8 @@ struct TaskPredictions {
   std::map<int64_t, std::vector<double>> by_seed;
 };
 
-// Reads glue/<variant>/<task>/seed-*/dev_predictions.json (seeds named by results.json); seeds
-// without the file (runs of older versions) are left out.
+// Reads glue/<variant>/<task>/seed-*/dev_predictions.json (seeds named by results.json); a seed
+// without the file is left out here and listed in the results' "incomplete" (collect_variant).
 TaskPredictions read_task_predictions(const std::string& dir, const std::string& variant, const std::string& task,
                                       const json& summary) {
   TaskPredictions out;
@@ -300,7 +315,7 @@ TaskPredictions read_task_predictions(const std::string& dir, const std::string&
   for (const auto& seed_json : summary.value("seeds", json::array())) {
     const int64_t seed = seed_json.get<int64_t>();
     const std::string path = (task_dir / ("seed-" + std::to_string(seed)) / glue::kDevPredictionsFile).string();
-    if (!fs::exists(path)) continue;
+    if (!json_file_exists(path)) continue;
     const json file = read_json_file(path);
     const json splits = file.value("splits", json::array());  // `split` points into it below
     const json* split = nullptr;
@@ -526,6 +541,7 @@ json collect_paper_results(const PaperReportOptions& options) {
   out["incomplete"] = incomplete;
   out["variants"] = list;
   out["reference"] = options.reference;
+  out["resamples"] = options.resamples;
   out["comparisons"] = paired_comparisons(options.dir, list, tasks, options.reference, options.resamples);
   out["baselines"] = task_baselines_and_constant_seeds(options.dir, out["variants"], tasks);
   return out;
@@ -744,6 +760,22 @@ bool write_comparison_figure(const json& results, const std::string& svg_path) {
   figure.panel_width = 380;
   figure.panel_height = 60 + 26 * static_cast<double>(comparisons.size() / std::max<size_t>(1, figure.panels.size())) + 40;
   plot::write_svg(svg_path, figure);
+  return true;
+}
+
+bool write_pretraining_figure(const std::string& dir, const json& results, const std::string& svg_path) {
+  plot::PlotRunsOptions o;
+  for (const auto& v : results.value("variants", json::array())) {
+    const std::string run = (stdfs::path(dir) / "pretrain" / v["name"].get<std::string>()).string();
+    if (fs::exists(run + "/metrics.jsonl")) o.runs.push_back(run);
+  }
+  if (o.runs.empty()) return false;
+  o.out = svg_path;
+  o.keys = {"train:loss", "train:mlm_loss", "eval:mlm_loss", "eval:mlm_accuracy", "eval:sop_accuracy", "lr"};
+  o.smooth = 0.6;
+  const json meta = results.value("meta", json::object());
+  o.title = "Pretraining" + (meta.contains("scale") ? ", scale " + meta["scale"].get<std::string>() : std::string());
+  plot::plot_runs(o);
   return true;
 }
 

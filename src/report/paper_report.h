@@ -52,4 +52,10 @@ std::string paper_results_markdown(const nlohmann::json& results);
 // (and writes nothing) when there are no comparisons.
 bool write_comparison_figure(const nlohmann::json& results, const std::string& svg_path);
 
+// The pretraining curves of the results' variants, in table order, from
+// <dir>/pretrain/<variant>/metrics.jsonl: training loss and MLM loss (smoothed), validation MLM
+// loss, MLM and SOP accuracy, learning rate; titled by meta "scale". Returns false (and writes
+// nothing) when no variant has a metrics.jsonl.
+bool write_pretraining_figure(const std::string& dir, const nlohmann::json& results, const std::string& svg_path);
+
 }  // namespace tisa::report

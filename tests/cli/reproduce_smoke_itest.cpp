@@ -3,7 +3,7 @@
 // the positional parameter counts of SPEC §1/§2, GLUE median/std over the seeds and the length
 // columns (absolute past its 128-row table: n/a); a second call resumes (skips finished stages,
 // re-runs removed ones, continues a pretraining from its checkpoint); other settings in the same
-// folder are refused.
+// folder are refused; the archive it leaves regenerates the report byte for byte.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -125,8 +125,9 @@ TEST(ReproduceSmoke, WritesTheTableAndResumes) {
   for (const auto& v : r["variants"]) {
     const std::string name = v["name"];
     SCOPED_TRACE(name);
-    if (const auto it = expected_params.find(name); it != expected_params.end())  // a newer scheme: its own test
+    if (const auto it = expected_params.find(name); it != expected_params.end()) {  // a newer scheme: its own test
       EXPECT_EQ(v["positional_parameters"].get<int64_t>(), it->second);
+    }
     EXPECT_TRUE(v["pretrained"].get<bool>());
     EXPECT_EQ(v["pretrain_eval"]["step"], 20);
     ASSERT_TRUE(v["glue"].contains("SST-2"));
@@ -153,6 +154,42 @@ TEST(ReproduceSmoke, WritesTheTableAndResumes) {
       }
     }
   }
+
+  // The archive the script leaves (scripts/archive_reproduction.sh) holds what the report read,
+  // dev predictions compressed and models as hashes, and regenerates the report byte for byte.
+  const std::string archive = out + "/archive";
+  ASSERT_TRUE(file_exists(archive + "/ARCHIVE.md")) << slurp(dir + "/log1.txt");
+  EXPECT_TRUE(file_exists(archive + "/glue/tisa/SST-2/seed-2/dev_predictions.json.gz"));
+  EXPECT_FALSE(file_exists(archive + "/glue/tisa/SST-2/seed-2/dev_predictions.json"));
+  EXPECT_TRUE(file_exists(archive + "/pretrain/tisa/final/model.safetensors.sha256"));
+  EXPECT_FALSE(file_exists(archive + "/pretrain/tisa/final/model.safetensors"));
+  const std::string regen = dir + "/regenerated";
+  stdfs::create_directories(regen);
+  const std::string report = bin_dir() + "/tisa-train report --dir " + archive + " --settings-from " + archive +
+                             "/results.json --out " + regen + "/results.md --json " + regen + "/results.json";
+  ASSERT_EQ(run(report + " --figure " + regen + "/glue_differences.svg --pretraining-figure " + regen +
+                "/pretraining.svg > " + dir + "/regen.txt 2>&1"),
+            0)
+      << slurp(dir + "/regen.txt");
+  for (const char* f : {"results.md", "results.json", "glue_differences.svg", "pretraining.svg"}) {
+    EXPECT_EQ(slurp(regen + "/" + f), slurp(out + "/" + f)) << f;
+    EXPECT_EQ(slurp(archive + "/" + f), slurp(out + "/" + f)) << f;
+  }
+  // A seed whose dev predictions are gone is a gap the report names (and exits 1 for), not a
+  // comparison silently made with fewer seeds.
+  stdfs::remove(archive + "/glue/shaw/SST-2/seed-3/dev_predictions.json.gz");
+  EXPECT_NE(run(report + " > " + dir + "/regen2.txt 2>&1"), 0);
+  EXPECT_TRUE(contains(slurp(dir + "/regen2.txt"), "glue/shaw/SST-2/seed-3 has no dev_predictions.json"))
+      << slurp(dir + "/regen2.txt");
+  // A truncated archive file is named.
+  {
+    const std::string gz = archive + "/glue/tisa/SST-2/seed-1/dev_predictions.json.gz";
+    const std::string bytes = slurp(gz);
+    std::ofstream(gz, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 2);
+  }
+  EXPECT_NE(run(report + " > " + dir + "/regen3.txt 2>&1"), 0);
+  EXPECT_TRUE(contains(slurp(dir + "/regen3.txt"), "seed-1/dev_predictions.json.gz: gzip data is corrupt or truncated"))
+      << slurp(dir + "/regen3.txt");
 
   // One TensorBoard log directory: `tensorboard --logdir OUT` finds every variant's pretraining
   // and every GLUE seed, named by variant/task/seed, each in the hparams table (issue 35).

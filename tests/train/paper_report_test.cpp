@@ -60,7 +60,8 @@ void write_glue(const std::string& dir, const std::string& variant, const std::s
 
 // glue/<variant>/<task>/seed-<seed>/dev_predictions.json: `wrong` of the examples mispredicted.
 void write_dev_predictions(const std::string& dir, const std::string& variant, const std::string& task, int64_t seed,
-                           size_t examples, size_t wrong) {
+                           size_t examples, size_t wrong, const std::string& metrics_task = "rte",
+                           const json& metrics = {"acc"}) {
   std::vector<double> labels, predictions;
   for (size_t i = 0; i < examples; ++i) {
     labels.push_back(static_cast<double>(i % 2));
@@ -68,7 +69,7 @@ void write_dev_predictions(const std::string& dir, const std::string& variant, c
   }
   const std::string seed_dir = dir + "/glue/" + variant + "/" + task + "/seed-" + std::to_string(seed);
   fs::create_directories(seed_dir);
-  json split = {{"split", "dev"}, {"metrics_task", "rte"}, {"metrics", {"acc"}}, {"labels", labels},
+  json split = {{"split", "dev"}, {"metrics_task", metrics_task}, {"metrics", metrics}, {"labels", labels},
                 {"predictions", predictions}};
   fs::write_file_atomic(seed_dir + "/dev_predictions.json", json({{"task", task}, {"splits", json::array({split})}}).dump());
 }
@@ -330,14 +331,21 @@ TEST(PaperReport, NamesWhatIsMissingOrUnfinished) {
   const std::string dir = test::make_temp_dir("paper_report3");
   write_variant(dir, "absolute", base_model(true, "none"));
   write_variant(dir, "tisa", base_model(false, "tisa"));
+  const json mrpc_metrics = {"acc", "f1", "acc_and_f1"};
   write_glue(dir, "absolute", "RTE", "acc", {{1, 0.69}});
+  write_dev_predictions(dir, "absolute", "RTE", 1, 20, 6);
   write_glue(dir, "absolute", "MRPC", "acc_and_f1", {{1, 0.80}});
+  write_dev_predictions(dir, "absolute", "MRPC", 1, 20, 4, "mrpc", mrpc_metrics);
   write_glue(dir, "tisa", "RTE", "acc", {{1, 0.60}});
+  write_dev_predictions(dir, "tisa", "RTE", 1, 20, 8);
   fs::create_directories(dir + "/glue/tisa/MRPC/seed-1");  // a fine-tuning that did not finish
   PaperReportOptions o;
   o.dir = dir;
   EXPECT_EQ(collect_paper_results(o)["incomplete"], json({"glue/tisa/MRPC has no results.json (unfinished)"}));
   write_glue(dir, "tisa", "MRPC", "acc_and_f1", {{1, 0.70}});
+  // A seed without its dev predictions would leave the paired tests a seed short: named, not skipped.
+  EXPECT_EQ(collect_paper_results(o)["incomplete"], json({"glue/tisa/MRPC/seed-1 has no dev_predictions.json"}));
+  write_dev_predictions(dir, "tisa", "MRPC", 1, 20, 6, "mrpc", mrpc_metrics);
   EXPECT_EQ(collect_paper_results(o)["incomplete"], json::array());
   std::filesystem::remove_all(dir + "/glue/tisa/MRPC");
   EXPECT_EQ(collect_paper_results(o)["incomplete"], json({"glue/tisa/MRPC is missing"}));
