@@ -20,6 +20,18 @@ torch::nn::Linear make_linear(int64_t in, int64_t out, double std) {
   return l;
 }
 
+// l(x) over x's last dimension as one 2-D product. at::linear's 2-D form is addmm, which starts the
+// product from the bias in the output's dtype; LibTorch 1.13 runs a 3-D input under bf16 autocast
+// as matmul + add_ of the float32 bias, a round trip of the whole output through float32
+// (docs/perf/README.md, "Linear layers as 2-D products").
+torch::Tensor linear_rows(torch::nn::Linear& l, const torch::Tensor& x) {
+  if (x.dim() == 2) return l(x);
+  auto sizes = x.sizes().vec();
+  auto y = l(x.reshape({-1, sizes.back()}));
+  sizes.back() = y.size(1);
+  return y.view(sizes);
+}
+
 torch::nn::LayerNorm make_layer_norm(int64_t size, double eps) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({size}).eps(eps).elementwise_affine(true));
 }
@@ -114,9 +126,9 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
   // the cast's dtype and reach x through one cast back).
   const auto cast_to = model::autocast_dtype(x.device());
   const auto xq = cast_to && x.scalar_type() == torch::kFloat ? x.to(*cast_to) : x;
-  auto q = split(query(xq));  // [B, H, L, d]
-  auto k = split(key(xq));    // [B, H, L, d]
-  auto v = split(value(xq));  // [B, H, L, d]
+  auto q = split(linear_rows(query, xq));  // [B, H, L, d]
+  auto k = split(linear_rows(key, xq));  // [B, H, L, d]
+  auto v = split(linear_rows(value, xq));  // [B, H, L, d]
   torch::Tensor context;
   if (uses_fused(scheme, probs_out != nullptr)) {
     // The position term is a q/k transform and/or a pure logit bias: rotate q, k and hand
@@ -140,7 +152,7 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
     if (scheme) context = scheme->add_to_output(context, probs);
   }
   context = context.transpose(1, 2).reshape({B, L, num_heads * head_size});  // [B, L, H·d]
-  return layer_norm(LayerNorm, x + output_dropout(dense(context)));
+  return layer_norm(LayerNorm, x + output_dropout(linear_rows(dense, context)));
 }
 
 bool AlbertAttentionImpl::uses_fused(const RelativeSchemeImpl* scheme, bool probs_requested) const {
@@ -172,7 +184,7 @@ AlbertLayerImpl::AlbertLayerImpl(const config::ModelConfig& c) : activation(c.hi
 torch::Tensor AlbertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& additive_mask,
                                        RelativeSchemeImpl* scheme, torch::Tensor* probs_out) {
   auto a = attention(x, additive_mask, scheme, probs_out);
-  auto f = ffn(a);  // [B, L, I]; bfloat16 under CPU autocast
+  auto f = linear_rows(ffn, a);  // [B, L, I]; bfloat16 under CPU autocast
   // LibTorch's bf16 tanh-form GELU on the CPU is slower than its fp32 one: evaluate it in fp32 and
   // hand ffn_output the original dtype. The exact (erf) GELU and ReLU compute in float inside the
   // bf16 kernel, so they skip the casts (docs/perf/README.md, "ATen's kernel set and the GELU form").
@@ -180,7 +192,7 @@ torch::Tensor AlbertLayerImpl::forward(const torch::Tensor& x, const torch::Tens
   auto act = tanh_form && f.scalar_type() == torch::kBFloat16 && f.device().is_cpu()
                  ? model::activation(activation, f.to(torch::kFloat)).to(torch::kBFloat16)
                  : model::activation(activation, f);
-  auto h = ffn_output(act);
+  auto h = linear_rows(ffn_output, act);
   return layer_norm(full_layer_layer_norm, a + dropout(h));
 }
 
@@ -222,7 +234,7 @@ RelativeSchemeImpl* AlbertTransformerImpl::scheme_for(int64_t layer, int64_t inn
 
 torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embeddings, const torch::Tensor& additive_mask,
                                              const ForwardOptions& options, EncoderOutput* out) {
-  auto h = embedding_hidden_mapping_in(embeddings);  // [B, L, H]
+  auto h = linear_rows(embedding_hidden_mapping_in, embeddings);  // [B, L, H]
   if (options.hidden_states) out->hidden_states.push_back(h);
   for (auto& s : schemes) s->begin_forward(h.size(1));
   const int64_t per_group = num_hidden_layers / num_hidden_groups;
@@ -276,7 +288,7 @@ AlbertMLMHeadImpl::AlbertMLMHeadImpl(const config::ModelConfig& c, torch::Tensor
 }
 
 torch::Tensor AlbertMLMHeadImpl::forward(const torch::Tensor& hidden) {
-  auto x = layer_norm(LayerNorm, model::activation(activation, dense(hidden)));  // [..., E]
+  auto x = layer_norm(LayerNorm, model::activation(activation, linear_rows(dense, hidden)));  // [..., E]
   return torch::linear(x, decoder_weight, bias);                    // [..., V]
 }
 
