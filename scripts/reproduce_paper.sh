@@ -7,8 +7,9 @@
 #   scripts/reproduce_paper.sh --scale smoke|small|cpu|base --glue-dir DIR [--corpus FILE...]
 #       [--out DIR] [--seeds 1,2,3] [--variants V,...]
 #       (variants: absolute, <scheme> or absolute_<scheme>, see `tisa-train model variants`; default:
-#       the paper's absolute,absolute_tisa,tisa,shaw, then every other scheme of `tisa-train model
-#       schemes` alone; V@K, e.g. tisa@2: a second pretraining of V with training.seed=K)
+#       the paper's absolute,absolute_tisa,tisa,shaw, each with the scale's PAPER_PRETRAININGS
+#       pretraining draws, then every other scheme of `tisa-train model schemes` alone; V@K, e.g.
+#       tisa@2: a further pretraining of V with training.seed=K)
 #       [--tasks RTE,MRPC] [--set KEY=VALUE]... [--bin DIR] [--jobs N]
 #
 # Stages (each writes OUT/stages/<stage>.done only after it succeeded, so a second call resumes
@@ -102,6 +103,7 @@ if ((JOBS > 1)); then THREADS=$(($(nproc) / JOBS)); ((THREADS >= 1)) || THREADS=
 # Scale settings: VOCAB_SIZE, TOKENIZER_ARGS, PREPARE_ARGS, GLUE_SET (+ GLUE_SET_<TASK>, e.g.
 # GLUE_SET_SST_2, STS-B → GLUE_SET_STS_B), LENGTH_MULTIPLES, EVAL_MLM_ARGS.
 VOCAB_SIZE="" TOKENIZER_ARGS="" PREPARE_ARGS="" GLUE_SET="" LENGTH_MULTIPLES="1 2 4" EVAL_MLM_ARGS=""
+PAPER_PRETRAININGS=1  # pretraining draws of each of the paper's variants by default (V, V@2, ...)
 # shellcheck source=/dev/null
 . "$SCALE_DIR/reproduce.env"
 [ -n "$VOCAB_SIZE" ] || die "$SCALE_DIR/reproduce.env does not set VOCAB_SIZE"
@@ -141,7 +143,14 @@ export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
 
 # Variants: the paper's, then every other installed scheme alone (registry order).
 if [ -z "$VARIANTS" ]; then
-  VARIANTS=$PAPER_VARIANTS
+  # Each paper variant followed by its further pretraining draws (PAPER_PRETRAININGS in reproduce.env),
+  # so that their intervals include the pretraining draw.
+  [[ "$PAPER_PRETRAININGS" =~ ^[1-9]$ ]] || die "$SCALE_DIR/reproduce.env: PAPER_PRETRAININGS must be 1-9, not '$PAPER_PRETRAININGS'"
+  VARIANTS=""
+  for v in ${PAPER_VARIANTS//,/ }; do
+    VARIANTS+="${VARIANTS:+,}$v"
+    for ((k = 2; k <= PAPER_PRETRAININGS; k++)); do VARIANTS+=",$v@$k"; done
+  done
   for scheme in $("$TT" model schemes); do
     [[ ",$VARIANTS," == *",$scheme,"* ]] || VARIANTS+=",$scheme"
   done

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <tuple>
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -265,6 +266,54 @@ TEST(PaperReport, BaselinesAndOneClassSeeds) {
   EXPECT_NE(md.find("| majority class | — | — | 70.0 | — |"), std::string::npos) << md;
   EXPECT_NE(md.find("(1 one-class)"), std::string::npos) << md;
   EXPECT_NE(md.find("| absolute | RTE | acc | 1,2 | 85.0, 70.0* |"), std::string::npos) << md;
+}
+
+// Issue 31, point 5: the paper's claims beside this run — absolute + TISA against absolute (from
+// the table's own comparisons), TISA against Shaw (paired anew), the positional parameter counts.
+TEST(PaperReport, PaperClaimsSetTheRunBesideThePaper) {
+  const std::string dir = test::make_temp_dir("paper_report_claims");
+  // Wrong answers out of 200 (the first ones, so fewer wrong = a subset): absolute 30,
+  // absolute + TISA 10, TISA 40, Shaw 60.
+  const std::vector<std::tuple<std::string, bool, std::string, size_t>> runs = {
+      {"absolute", true, "none", 30}, {"absolute_tisa", true, "tisa", 10}, {"tisa", false, "tisa", 40},
+      {"shaw", false, "shaw", 60}};
+  for (const auto& [name, absolute, relative, wrong] : runs) {
+    write_variant(dir, name, base_model(absolute, relative));
+    const double acc = 1.0 - static_cast<double>(wrong) / 200.0;
+    write_glue(dir, name, "RTE", "acc", {{1, acc}, {2, acc}});
+    for (int64_t seed : {1, 2}) write_dev_predictions(dir, name, "RTE", seed, 200, wrong);
+  }
+  PaperReportOptions o;
+  o.dir = dir;
+  o.variants = {"absolute", "absolute_tisa", "tisa", "shaw"};
+  o.resamples = 2000;
+  const json r = collect_paper_results(o);
+  const json& claims = r["claims"];
+  const json& on_absolute = claims["absolute_tisa_vs_absolute"]["comparisons"];
+  ASSERT_EQ(on_absolute.size(), 1u) << claims.dump(2);
+  EXPECT_NEAR(on_absolute[0]["difference"].get<double>(), 0.10, 1e-12);  // (30 − 10) / 200
+  EXPECT_EQ(claims["absolute_tisa_vs_absolute"]["holm_over"], "table");
+  const json& on_shaw = claims["tisa_vs_shaw"]["comparisons"];
+  ASSERT_EQ(on_shaw.size(), 1u) << claims.dump(2);
+  EXPECT_EQ(on_shaw[0]["variant"], "tisa");
+  EXPECT_NEAR(on_shaw[0]["difference"].get<double>(), 0.10, 1e-12);  // (60 − 40) / 200
+  // ALBERT-base: the table P·E = 512·128; TISA 3·S·H·L = 3·5·12·12.
+  EXPECT_EQ(claims["positional_parameters"]["absolute"], 65536);
+  EXPECT_EQ(claims["positional_parameters"]["tisa"], 2160);
+  EXPECT_EQ(claims["positional_parameters"]["absolute_tisa"], 65536 + 2160);
+  const std::string md = paper_results_markdown(r);
+  EXPECT_NE(md.find("| absolute + TISA against absolute (ALBERT), GLUE dev | better | better on 1, worse on 0, "
+                    "no significant difference on 0 of 1 tasks: RTE +10.0 ["),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| TISA against Shaw et al., GLUE dev | compared in the paper; SPEC §1 states no direction | "
+                    "better on 1, worse on 0, no significant difference on 0 of 1 tasks: RTE +10.0 ["),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| positional parameters | TISA adds orders of magnitude fewer than ALBERT's table | absolute "
+                    "65,536; absolute_tisa 67,696; shaw "),
+            std::string::npos)
+      << md;
 }
 
 // Issue 31: a variant pretrained twice (tisa, tisa@2) is compared with the reference's matching
