@@ -2,6 +2,8 @@
 # One alternated side-by-side run (docs/perf/README.md, "LibTorch 2.x and HF side by side"):
 # for each shape and precision, Hugging Face transformers (sdpa, eager) on PyPI's torch, then
 # tisa-train on the same torch (build-torch2), then tisa-train on Debian's LibTorch 1.13 (build);
+# tisa-train with --mlm-all-positions, so that it projects every position onto the vocabulary as
+# HF's AlbertForPreTraining does (the same work per step);
 # then the Shaw comparison at HF's relative_key setting (transformers 4.57 through
 # --transformers-dir, since 5.x dropped relative_key). All at the same thread count.
 #   scripts/bench/side_by_side.sh [THREADS] [REPS]   -> runs/side-by-side/*.txt, *.json
@@ -24,10 +26,10 @@ for shape in 8x128 2x512; do
       "${COMMON[@]}" --json "$OUT/hf-$tag.json" | tee "$OUT/hf-$tag.txt"
     echo "== $tag: tisa-train, LibTorch 2.x"
     "${E[@]}" build-torch2/bin/tisa-train bench --shape "$shape" --precision "$prec" --scheme "$schemes" \
-      --attention auto "${COMMON[@]}" --json "$OUT/tisa2-$tag.json" | tee "$OUT/tisa2-$tag.txt"
+      --attention auto --mlm-all-positions "${COMMON[@]}" --json "$OUT/tisa2-$tag.json" | tee "$OUT/tisa2-$tag.txt"
     echo "== $tag: tisa-train, LibTorch 1.13"
     "${E[@]}" build/bin/tisa-train bench --shape "$shape" --precision "$prec" --scheme "$schemes" \
-      "${COMMON[@]}" --json "$OUT/tisa113-$tag.json" | tee "$OUT/tisa113-$tag.txt"
+      --mlm-all-positions "${COMMON[@]}" --json "$OUT/tisa113-$tag.json" | tee "$OUT/tisa113-$tag.txt"
   done
 done
 if [ -d "$HF457" ]; then
