@@ -7,7 +7,9 @@
 #      updates — H 128, 2 unshared layers, 4k vocabulary, single-word masking, bf16 on a CPU with
 #      native bf16 and fp32 elsewhere (training.precision: auto); 2 heads, E 64 and ALBERT's tanh
 #      GELU, the model its reference figure below was measured with (the full scale moved to 4
-#      heads, E 128 and the exact GELU for its 5,500 updates: docs/results/paper-cpu.md)
+#      heads, E 128 and the exact GELU, and later to LAMB 0.005 over 15,000 updates so that
+#      `absolute` trains: docs/results/paper-cpu-recipe.md); the demo keeps LAMB 0.01, TISA's
+#      fastest stable rate over so few updates
 #   4. fine-tune it on the SST-2 sample and print the dev metric
 # Installs and builds first when needed (scripts/setup.sh). Output: runs/demo/ (or $DEMO_OUT).
 #   scripts/demo.sh [--steps N] [--glue-steps N]
@@ -42,7 +44,7 @@ echo "== 2/4 dataset: tokenise the corpus once"
 
 echo "== 3/4 pretraining: ALBERT (H 128, 2 layers) + TISA, $PRETRAIN_STEPS updates of 32 x 128 tokens"
 "$BIN" pretrain --config configs/paper/cpu/common.yaml --position tisa --run-dir "$OUT/pretrain" \
-  --set data.dataset="$OUT/dataset" --set model.vocab_size=$VOCAB --set training.steps=$PRETRAIN_STEPS \
+  --set data.dataset="$OUT/dataset" --set model.vocab_size=$VOCAB --set training.steps=$PRETRAIN_STEPS --set optimizer.lr=0.01 \
   --set model.num_attention_heads=2 --set model.embedding_size=64 --set model.hidden_act=gelu_new \
   --set training.threads=2 --set training.eval_interval=500 --set training.checkpoint_interval=500 \
   --set training.log_interval=100

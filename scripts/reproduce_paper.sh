@@ -8,9 +8,10 @@
 #       [--out DIR] [--seeds 1,2,3] [--variants V,...]
 #       (variants: absolute, <scheme> or absolute_<scheme>, see `tisa-train model variants`; default:
 #       the paper's absolute,absolute_tisa,tisa,shaw, each with the scale's PAPER_PRETRAININGS
-#       pretraining draws, then every other scheme of `tisa-train model schemes` alone; V@K, e.g.
-#       tisa@2: a further pretraining of V with training.seed=K)
-#       [--tasks RTE,MRPC] [--set KEY=VALUE]... [--bin DIR] [--jobs N]
+#       pretraining draws, then the scale's OTHER_SCHEMES alone (all: every other scheme of
+#       `tisa-train model schemes`); V@K, e.g. tisa@2: a further pretraining of V with training.seed=K)
+#       [--tasks RTE,MRPC] [--set KEY=VALUE]... [--bin DIR] [--jobs N] [--plan]
+#   --plan: print the variants, GLUE tasks and pretraining settings this call would run, and exit.
 #
 # Stages (each writes OUT/stages/<stage>.done only after it succeeded, so a second call resumes
 # where the first stopped; pretraining itself continues from its last checkpoint with --resume):
@@ -60,7 +61,7 @@ abspath() {
   esac
 }
 
-SCALE="" GLUE_DIR="" OUT="" SEEDS="1,2,3" VARIANTS="" TASKS="" BIN_DIR="${TISA_BIN_DIR:-}" JOBS=1
+SCALE="" GLUE_DIR="" OUT="" SEEDS="1,2,3" VARIANTS="" TASKS="" BIN_DIR="${TISA_BIN_DIR:-}" JOBS=1 PLAN=0
 CORPUS=() PRETRAIN_SET=()
 while (($#)); do
   case "$1" in
@@ -73,6 +74,7 @@ while (($#)); do
     --set) PRETRAIN_SET+=("${2:?--set needs KEY=VALUE}"); shift 2 ;;
     --bin) BIN_DIR=$(abspath "${2:?--bin needs a folder}"); shift 2 ;;
     --jobs) JOBS=${2:?--jobs needs a number}; shift 2 ;;
+    --plan) PLAN=1; shift ;;
     --corpus)
       shift
       while (($#)) && [[ "$1" != --* ]]; do
@@ -104,6 +106,7 @@ if ((JOBS > 1)); then THREADS=$(($(nproc) / JOBS)); ((THREADS >= 1)) || THREADS=
 # GLUE_SET_SST_2, STS-B → GLUE_SET_STS_B), LENGTH_MULTIPLES, EVAL_MLM_ARGS.
 VOCAB_SIZE="" TOKENIZER_ARGS="" PREPARE_ARGS="" GLUE_SET="" LENGTH_MULTIPLES="1 2 4" EVAL_MLM_ARGS=""
 PAPER_PRETRAININGS=1  # pretraining draws of each of the paper's variants by default (V, V@2, ...)
+OTHER_SCHEMES=all     # the schemes run alone after the paper's variants: all, or a comma list
 # shellcheck source=/dev/null
 . "$SCALE_DIR/reproduce.env"
 [ -n "$VOCAB_SIZE" ] || die "$SCALE_DIR/reproduce.env does not set VOCAB_SIZE"
@@ -151,7 +154,9 @@ if [ -z "$VARIANTS" ]; then
     VARIANTS+="${VARIANTS:+,}$v"
     for ((k = 2; k <= PAPER_PRETRAININGS; k++)); do VARIANTS+=",$v@$k"; done
   done
-  for scheme in $("$TT" model schemes); do
+  others=${OTHER_SCHEMES//,/ }
+  [ "$OTHER_SCHEMES" != all ] || others=$("$TT" model schemes)
+  for scheme in $others; do
     [[ ",$VARIANTS," == *",$scheme,"* ]] || VARIANTS+=",$scheme"
   done
 fi
@@ -167,6 +172,13 @@ for v in "${VARIANT_LIST[@]}"; do
   bases+="${bases:+,}${v%@*}"
 done
 "$TT" model variants --check "$bases" || die "--variants: see the error above"
+if ((PLAN)); then
+  echo "variants: $VARIANTS"
+  echo "GLUE tasks: ${TASK_LIST[*]}"
+  echo "seeds: $SEEDS"
+  echo "pretraining: $SCALE_DIR/common.yaml${PRETRAIN_SET[*]:+ --set ${PRETRAIN_SET[*]}}"
+  exit 0
+fi
 
 # The folder remembers what it was made with: resuming with other settings would mix results.
 mkdir -p "$OUT/stages"
@@ -338,8 +350,16 @@ for v in "${VARIANT_LIST[@]}"; do parallel_stage "length-$v" length_eval "$v"; n
 finish_parallel "${names[@]}"
 
 # The report is cheap: always rewritten from what is there.
+# Stage seconds summed over every call of this folder (both lanes' work with --jobs 2), by kind,
+# and this call's wall time: the page states them from results.json, not by hand.
 total=0
-for f in "$OUT"/stages/*.done; do total=$((total + $(cat "$f"))); done
+declare -A kind_total=([pretrain]=0 [length]=0 [glue]=0)
+for f in "$OUT"/stages/*.done; do
+  n=$(cat "$f") k=$(basename "$f" .done)
+  k=${k%%-*}
+  total=$((total + n))
+  [ -z "${kind_total[$k]+x}" ] || kind_total[$k]=$((kind_total[$k] + n))
+done
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 "$TT" report --dir "$OUT" --variants "$VARIANTS" --out "$OUT/results.md" --json "$OUT/results.json" \
@@ -348,6 +368,10 @@ commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
   --meta "machine=$(uname -sm), ${cpu:-unknown CPU}, $(nproc) cores" \
   --meta "commit=$commit" --meta "GLUE tasks=${TASK_LIST[*]}" --meta "seeds=$SEEDS" \
   --meta "stage time (s, all runs of the script)=$total" \
+  --meta "stage time, pretraining (s)=${kind_total[pretrain]}" \
+  --meta "stage time, length evaluation (s)=${kind_total[length]}" \
+  --meta "stage time, GLUE (s)=${kind_total[glue]}" \
+  --meta "wall time of this call (s)=$SECONDS" \
   --meta "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "[paper] results: $OUT/results.md, $OUT/results.json, $OUT/glue_differences.svg, $OUT/pretraining.svg"
 echo "[paper] every run's curves and the HPARAMS table: tensorboard --logdir $OUT"

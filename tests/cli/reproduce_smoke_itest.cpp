@@ -93,6 +93,10 @@ TEST(ReproduceSmoke, WritesTheTableAndResumes) {
   ASSERT_GE(variants.size(), 11u);  // the paper's four and at least the seven other schemes of today
   for (const auto& v : variants) EXPECT_TRUE(contains(md, "| " + v + " |")) << v << "\n" << md;
   EXPECT_TRUE(contains(md, "L=64 (1×)")) << md;
+  // The page states the run's times from what the script measured, not by hand.
+  for (const char* key : {"wall time of this call (s)", "stage time, pretraining (s)", "stage time, GLUE (s)",
+                          "stage time, length evaluation (s)"})
+    EXPECT_TRUE(contains(md, std::string("- ") + key + ": ")) << key << "\n" << md;
   EXPECT_TRUE(contains(md, "L=256 (4×)")) << md;
   EXPECT_TRUE(contains(md, "n/a: absolute table has 128 rows")) << md;
   EXPECT_TRUE(contains(md, "SST-2")) << md;
