@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -70,4 +72,37 @@ TEST(ArchivedResults, SettingsFromNamesTheMissingKey) {
                 dir + "/log2.txt 2>&1"),
             0);
   EXPECT_NE(slurp(dir + "/log2.txt").find("excludes"), std::string::npos) << slurp(dir + "/log2.txt");
+}
+
+// The README quotes figures of committed runs only as blocks opened by
+// `<!-- quoted from docs/results/NAME.md -->` and closed by `<!-- end of quote -->`; every
+// non-blank line of such a block must be a line of that page, so the README cannot state a
+// number its page does not (issue 31, point 4).
+TEST(ArchivedResults, ReadmeQuotesAreLinesOfTheirPage) {
+  const std::string open = "<!-- quoted from ", close = "<!-- end of quote -->";
+  std::istringstream readme(slurp(source_dir() + "/README.md"));
+  std::string line, page_path;
+  std::set<std::string> page_lines;
+  int line_no = 0, quoted = 0;
+  bool inside = false;
+  while (std::getline(readme, line)) {
+    ++line_no;
+    if (!inside && line.rfind(open, 0) == 0) {
+      const auto end = line.find(" -->");
+      ASSERT_NE(end, std::string::npos) << "README.md:" << line_no << ": expected '" << open << "PATH -->'";
+      page_path = line.substr(open.size(), end - open.size());
+      ASSERT_TRUE(file_exists(source_dir() + "/" + page_path)) << "README.md:" << line_no << ": no page " << page_path;
+      std::istringstream page(slurp(source_dir() + "/" + page_path));
+      page_lines.clear();
+      for (std::string l; std::getline(page, l);) page_lines.insert(l);
+      inside = true;
+    } else if (inside && line == close) {
+      inside = false;
+    } else if (inside && !line.empty()) {
+      ++quoted;
+      EXPECT_TRUE(page_lines.count(line)) << "README.md:" << line_no << " is not a line of " << page_path << ": " << line;
+    }
+  }
+  EXPECT_FALSE(inside) << "README.md: a quote opened with '" << open << "' is never closed by '" << close << "'";
+  if (quoted == 0) GTEST_SKIP() << "README.md quotes no committed page";
 }
