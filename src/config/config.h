@@ -174,6 +174,7 @@ struct DataConfig {
   int64_t max_ngram = 3;               // n-grams up to this length, p(n) ∝ 1/n
   MaskingMode masking = MaskingMode::kDynamic;
   int64_t dupe_factor = 10;            // static masking: pre-drawn copies per epoch cycle
+  int64_t valid_seed = 12345;          // the validation examples' seed, fixed across training seeds
   int64_t workers = 1;                 // background threads building examples
   int64_t prefetch_batches = 8;        // queue depth between builders and the trainer
   template <class V> void visit(V& v) {
@@ -187,6 +188,9 @@ struct DataConfig {
     v.field("max_ngram", max_ngram, "longest masked n-gram (whole words)");
     v.choice("masking", masking, kMaskingModeNames, "dynamic (re-drawn each epoch) or static");
     v.field("dupe_factor", dupe_factor, "static masking: number of pre-drawn maskings");
+    v.field("valid_seed", valid_seed,
+            "seed of the validation examples (segmentation, pairs, masking); kept apart from training.seed so that "
+            "runs with different seeds are evaluated on the same examples");
     v.field("workers", workers, "background example-building threads");
     v.field("prefetch_batches", prefetch_batches, "batches queued ahead of the trainer");
   }

@@ -21,6 +21,11 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   return convert(root, path);
 }
 
+bool config_file_sets(const std::string& path, const std::string& dotted_key) {
+  TreeNode root = load_config_tree(path);
+  return find_path(root, dotted_key) != nullptr;
+}
+
 Config config_from_overrides(const std::vector<std::string>& overrides) {
   TreeNode root;
   root.kind = TreeNode::Kind::kMap;

@@ -49,6 +49,10 @@ Config default_config();
 // validates. Throws tisa::Error listing every problem found.
 Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
+// Whether `path` (with its base chain) writes `dotted_key` itself, e.g. to tell a run's config.yaml
+// written before a key existed from one that states the default.
+bool config_file_sets(const std::string& path, const std::string& dotted_key);
+
 // Defaults plus overrides only (no file), e.g. for commands where a config file is optional.
 Config config_from_overrides(const std::vector<std::string>& overrides);
 

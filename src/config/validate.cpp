@@ -96,6 +96,7 @@ std::vector<ConfigProblem> validate(const Config& c) {
     add("data.short_seq_prob", "must be in [0, 1], got " + format_double(d.short_seq_prob));
   at_least("data.max_ngram", d.max_ngram, 1);
   at_least("data.dupe_factor", d.dupe_factor, 1);
+  at_least("data.valid_seed", d.valid_seed, 0);
   at_least("data.workers", d.workers, 1);
   at_most("data.workers", d.workers, kMaxThreads, "threads that build batches");
   at_least("data.prefetch_batches", d.prefetch_batches, 1);

@@ -272,6 +272,8 @@ void choose_start(Run& run) {
                               "in {}): resume with that data, or start a new run in another --run-dir",
                               cfg.data.dataset, start.resolved.data.dataset_identity, run.run_dir,
                               recorded.data.dataset_identity, run_config));
+    if (!config::config_file_sets(run_config, "data.valid_seed"))  // written before the key: valid = training seed
+      recorded.data.valid_seed = recorded.training.seed;
     check_resume_settings(recorded, start.resolved, run_config);
   }
   if (run.dist.is_main()) config::write_resolved_config(start.resolved, run_config);
@@ -310,9 +312,12 @@ void open_data(Run& run) {
     throw Error("model.vocab_size is " + std::to_string(run.start.model_cfg.vocab_size) + " but the dataset " +
                 cfg.data.dataset + " was tokenised with " + std::to_string(tok.vocab_size) +
                 " ids (hint: --set model.vocab_size=" + std::to_string(tok.vocab_size) + ")");
-  auto examples = example_options(cfg.data, static_cast<uint64_t>(t.seed));
+  // Training examples follow the run's seed; validation examples data.valid_seed, so that two
+  // pretraining draws (training.seed) are scored on the same validation examples.
+  const auto examples = example_options(cfg.data, static_cast<uint64_t>(t.seed));
+  const auto valid_examples = example_options(cfg.data, static_cast<uint64_t>(cfg.data.valid_seed));
   run.data.train_examples = std::make_shared<const data::ExampleBuilder>(run.data.dataset, "train", examples);
-  run.data.valid_examples = std::make_shared<const data::ExampleBuilder>(run.data.dataset, "valid", examples);
+  run.data.valid_examples = std::make_shared<const data::ExampleBuilder>(run.data.dataset, "valid", valid_examples);
   // The weights are first built in host memory; the activations live on the CPU only when
   // training there.
   const auto need = estimate_training_memory(run.start.model_cfg, t.batch_size, cfg.data.max_seq_length,

@@ -331,7 +331,7 @@ TEST(ConfigTest, DescribeDefaultsListsEveryKey) {
     if (key.rfind("model.position.", 0) == 0) ++position_keys;
   EXPECT_GE(position_keys, 3u + 4 + 7 + 1 + 2 + 3);  // shaw, tisa, rope, t5 and fire at least
   EXPECT_EQ(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')),
-            17 + position_keys + 10 + 11 + 3 + 16 + 15);
+            17 + position_keys + 11 + 11 + 3 + 16 + 15);
 }
 
 TEST(ConfigTest, ModelConfigJsonRoundTrip) {

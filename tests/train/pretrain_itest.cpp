@@ -185,6 +185,56 @@ TEST_F(PretrainITest, ArchitectureChangeOnResumeIsAnErrorNamingTheKey) {
   }
 }
 
+// The validation examples (segmentation, pairs, masking) follow data.valid_seed, not training.seed:
+// two pretraining draws are scored on the same examples. The count of masked positions over the
+// evaluated batches is their signature (a different valid_seed changes it).
+TEST_F(PretrainITest, ValidationExamplesFollowValidSeedNotTheTrainingSeed) {
+  auto eval_of = [&](int seed, int valid_seed) {
+    auto r = train::run_pretraining(
+        small_run({"training.steps=2", "training.eval_batches=6", "training.seed=" + std::to_string(seed),
+                   "data.valid_seed=" + std::to_string(valid_seed)}),
+        options(test::make_temp_dir("run_valid_seed")));
+    EXPECT_EQ(r.exit_code, kExitOk);
+    EXPECT_TRUE(r.last_eval.has_value());
+    return r.last_eval.value_or(train::EvalResult{});
+  };
+  const auto a = eval_of(1, 12345), b = eval_of(2, 12345), c = eval_of(1, 7);
+  EXPECT_GT(a.examples, 0);
+  EXPECT_EQ(a.examples, b.examples);
+  EXPECT_EQ(a.predictions, b.predictions) << "validation examples depend on training.seed";
+  EXPECT_NE(a.predictions, c.predictions) << "data.valid_seed does not reach the validation examples";
+  EXPECT_NE(a.mlm_loss, b.mlm_loss) << "the two training seeds should give two models";
+}
+
+// A run whose config.yaml predates data.valid_seed drew its validation examples with its training
+// seed: resuming it under another valid_seed is refused, naming the key; stating it resumes.
+TEST_F(PretrainITest, ResumeOfARunFromBeforeValidSeedKeepsItsValidationExamples) {
+  const auto dir = test::make_temp_dir("run_old_valid");
+  auto opt = options(dir);
+  opt.stop_after_step = 1;
+  ASSERT_EQ(train::run_pretraining(small_run({"training.seed=7"}), opt).exit_code, kExitInterrupted);
+  // Rewrite config.yaml as the binary before the key wrote it: no valid_seed line.
+  const std::string config_path = dir + "/config.yaml";
+  std::ifstream in(config_path);
+  std::string line, kept;
+  bool dropped = false;
+  while (std::getline(in, line)) {
+    if (line.find("valid_seed:") != std::string::npos) {
+      dropped = true;
+      continue;
+    }
+    kept += line + "\n";
+  }
+  in.close();
+  ASSERT_TRUE(dropped) << "config.yaml does not record data.valid_seed";
+  std::ofstream(config_path) << kept;
+  auto resume = options(dir);
+  resume.resume = true;
+  const auto message = test::error_of([&] { train::run_pretraining(small_run({"training.seed=7"}), resume); });
+  EXPECT_HAS(message, "data.valid_seed: the run has 7, now 12345");
+  EXPECT_EQ(train::run_pretraining(small_run({"training.seed=7", "data.valid_seed=7"}), resume).exit_code, kExitOk);
+}
+
 TEST_F(PretrainITest, NanLossSkipsUpdatesAndTooManyStopTheRun) {
   auto opt = options(test::make_temp_dir("run_nan"));
   opt.loss_hook = [](int64_t step, torch::Tensor& loss) {
