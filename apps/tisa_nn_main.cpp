@@ -7,8 +7,38 @@
 #include "model/position/registry.h"
 #include "train/runtime_info.h"
 
+#ifdef TISA_HAVE_TCMALLOC
+#include <gperftools/malloc_extension_c.h>
+#include <gperftools/tcmalloc.h>
+
+#include <string>
+#endif
+
+namespace {
+
+// The allocator of this process: tcmalloc where the build linked it (its per-size free lists
+// serve a training step's few hundred buffers again without page faults or glibc's bin
+// consolidation: docs/perf/README.md, "tcmalloc"), else glibc's malloc kept from returning
+// freed memory to the kernel between steps (allocator_tuning.h).
+void choose_allocator() {
+#ifdef TISA_HAVE_TCMALLOC
+  size_t allocated = 0;
+  const bool in_use = MallocExtension_GetNumericProperty("generic.current_allocated_bytes", &allocated) && allocated > 0;
+  tisa::set_allocator_description(std::string(tc_version(nullptr, nullptr, nullptr)) +
+                                  (in_use ? "" : " (linked, but malloc does not reach it)"));
+  if (in_use) return;
+#endif
+  switch (tisa::keep_freed_memory_for_reuse()) {
+    case tisa::AllocatorTuning::kApplied: tisa::set_allocator_description("glibc malloc, freed memory kept for reuse"); break;
+    case tisa::AllocatorTuning::kLeftToUser: tisa::set_allocator_description("glibc malloc, GLIBC_TUNABLES as given"); break;
+    case tisa::AllocatorTuning::kUnsupported: tisa::set_allocator_description("the C library's malloc"); break;
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  tisa::keep_freed_memory_for_reuse();  // no page faults on every step's buffers (allocator_tuning.h)
+  choose_allocator();
   tisa::train::flush_denormals_to_zero();  // before any thread starts: they inherit it (runtime_info.h)
   tisa::model::install_position_schemes();  // the config learns the schemes and their settings
   return tisa::cli::run_cli_main("tisa-train", "tisa-train model tools", argc, argv, [](CLI::App& app) {

@@ -130,6 +130,9 @@ int main(int argc, char** argv) {
     if (const char* coretype = openblas_coretype_for_this_cpu()) setenv("OPENBLAS_CORETYPE", coretype, 0);
     // ATen's AVX-512 kernels where the CPU has them, unless already chosen (see the file comment).
     if (const char* capability = aten_cpu_capability_for_this_cpu()) setenv("ATEN_CPU_CAPABILITY", capability, 0);
+    // tcmalloc (tisa-nn's allocator where linked) prints a line for every allocation above 1 GB
+    // by default; a large model's buffers are no news. The user's own setting wins.
+    setenv("TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD", "1099511627776", 0);
     std::vector<std::string> child = {tisa::sibling_executable(chosen->program)};
     for (int i = 1; i < argc; ++i) child.emplace_back(argv[i]);
     tisa::exec_replace(child);

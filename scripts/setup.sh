@@ -37,7 +37,7 @@ if ((PRINT_ONLY)); then echo "$BUILD_DIR"; exit 0; fi
 
 PACKAGES=(build-essential cmake pkg-config ccache git python3 python3-venv
   libsentencepiece-dev sentencepiece libutf8proc-dev
-  libyaml-cpp-dev libspdlog-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libzstd-dev
+  libgoogle-perftools-dev libyaml-cpp-dev libspdlog-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libzstd-dev
   libgtest-dev libgloo-dev)
 # Debian's LibTorch and the OpenBLAS it calls through libblas.so.3 (the reference BLAS is far slower: docs/perf/README.md).
 [ "$TORCH" = debian ] && PACKAGES+=(libtorch-dev libopenblas0-openmp)

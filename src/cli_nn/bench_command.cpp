@@ -191,7 +191,7 @@ nlohmann::json describe_machine(std::ostream& os) {
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   os << "LibTorch " << TORCH_VERSION << ", BLAS " << info.blas_library << ", intra-op threads " << at::get_num_threads()
      << ", OMP_WAIT_POLICY " << info.omp_wait_policy << ", OPENBLAS_CORETYPE " << (coretype ? coretype : "(unset)")
-     << ", ATen CPU kernels " << info.aten_cpu_capability
+     << ", ATen CPU kernels " << info.aten_cpu_capability << ", allocator " << info.allocator
      << "\nCPU " << cpu_model_name() << ", native bf16: " << (cpu_bf16_support().native ? "yes" : "no") << " ("
      << cpu_bf16_support().why << ")\n";
   return {{"torch_version", TORCH_VERSION},
@@ -201,6 +201,7 @@ nlohmann::json describe_machine(std::ostream& os) {
           {"omp_wait_policy", info.omp_wait_policy},
           {"openblas_coretype", coretype ? coretype : ""},
           {"aten_cpu_capability", info.aten_cpu_capability},
+          {"allocator", info.allocator},
           {"cpu", cpu_model_name()},
           {"cpu_native_bf16", cpu_bf16_support().native}};
 }

@@ -23,6 +23,7 @@ void add_version_command(CLI::App& app) {
     const char* coretype = std::getenv("OPENBLAS_CORETYPE");
     std::printf("OPENBLAS_CORETYPE %s\n", coretype ? coretype : "(unset: OpenBLAS detects the CPU)");
     std::printf("ATen CPU kernels %s\n", info.aten_cpu_capability.c_str());
+    std::printf("allocator        %s\n", info.allocator.c_str());
     const auto& bf16 = cpu_bf16_support();
     std::printf("CPU              %s (native bf16: %s, %s; training.precision auto -> %s)\n", cpu_model_name().c_str(),
                 bf16.native ? "yes" : "no", bf16.why.c_str(), bf16.native ? "bf16" : "fp32");

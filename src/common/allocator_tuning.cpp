@@ -1,12 +1,22 @@
 #include "common/allocator_tuning.h"
 
 #include <cstdlib>
+#include <utility>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
 namespace tisa {
+namespace {
+std::string& allocator_description_storage() {
+  static std::string description = "unknown";
+  return description;
+}
+}  // namespace
+
+void set_allocator_description(std::string description) { allocator_description_storage() = std::move(description); }
+const std::string& allocator_description() { return allocator_description_storage(); }
 
 bool tunables_set_malloc(const std::string& glibc_tunables) {
   return glibc_tunables.find("glibc.malloc.") != std::string::npos;

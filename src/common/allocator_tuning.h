@@ -20,6 +20,11 @@ enum class AllocatorTuning {
 // freed stays mapped for the next step; peak use is unchanged.
 AllocatorTuning keep_freed_memory_for_reuse();
 
+// What allocates the process's memory, as `version` and `bench` report it; set once at start-up
+// by the executable's main() (tisa-nn links tcmalloc where the build found it, CMakeLists.txt).
+void set_allocator_description(std::string description);
+const std::string& allocator_description();  // "unknown" until set
+
 // True when a GLIBC_TUNABLES value sets any glibc.malloc.* tunable.
 bool tunables_set_malloc(const std::string& glibc_tunables);
 

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <thread>
 
+#include "common/allocator_tuning.h"
+
 namespace tisa::train {
 namespace {
 
@@ -65,6 +67,7 @@ RuntimeInfo runtime_info() {
   const char* policy = std::getenv("OMP_WAIT_POLICY");
   info.omp_wait_policy = policy ? policy : "(unset)";
   info.aten_cpu_capability = cpu_capability_from_config(at::show_config());
+  info.allocator = allocator_description();
   return info;
 }
 

@@ -17,6 +17,7 @@ struct RuntimeInfo {
   // ATen's CPU kernel set in use ("AVX512", "AVX2", "DEFAULT", ...; LibTorch's show_config), or
   // "unknown". `tisa-train` asks for AVX-512 where the CPU has it (apps/tisa_train_main.cpp).
   std::string aten_cpu_capability;
+  std::string allocator;  // e.g. "gperftools 2.10" (tcmalloc) or "glibc malloc, ..." (allocator_tuning.h)
 };
 
 // The value after "CPU capability usage:" in a LibTorch show_config() text, or "unknown".

@@ -10,17 +10,19 @@
 
 namespace {
 
-// The "ATen CPU kernels" line of `tisa-train version` run with `env_prefix` ("" = as the user has it).
-std::string aten_kernels_line(const std::string& env_prefix) {
+// The line of `tisa-train version` that starts with `label`, run with `env_prefix` ("" = as the user has it).
+std::string version_line(const std::string& env_prefix, const std::string& label) {
   const auto dir = tisa::test::make_temp_dir("front_env");
   const std::string out = dir + "/version.txt";
   const int rc = tisa::test::run(env_prefix + " " + tisa::test::bin_dir() + "/tisa-train version > " + out + " 2>&1");
   const std::string text = tisa::test::slurp(out);
   EXPECT_EQ(rc, 0) << text;
-  const auto at = text.find("ATen CPU kernels");
+  const auto at = text.find(label);
   if (at == std::string::npos) return "missing in:\n" + text;
   return text.substr(at, text.find('\n', at) - at);
 }
+
+std::string aten_kernels_line(const std::string& env_prefix) { return version_line(env_prefix, "ATen CPU kernels"); }
 
 bool cpu_has_avx512_for_aten() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -50,6 +52,18 @@ TEST(FrontEnvironment, AsksForAtenAvx512KernelsOnAnAvx512Cpu) {
 TEST(FrontEnvironment, TheUsersAtenCpuCapabilityWins) {
   if (!cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2: no other kernel set to ask for";
   EXPECT_EQ(aten_kernels_line("ATEN_CPU_CAPABILITY=avx2"), "ATen CPU kernels AVX2");
+}
+
+// tisa-nn's allocator: tcmalloc, reached by malloc, where the build linked it; otherwise glibc's
+// malloc with the settings that keep a step's freed buffers mapped (allocator_tuning.h).
+TEST(FrontEnvironment, TheModelProcessRunsOnTheAllocatorTheBuildChose) {
+  const std::string line = version_line("", "allocator");
+#ifdef TISA_EXPECT_TCMALLOC
+  EXPECT_EQ(line.rfind("allocator        gperftools ", 0), 0u) << line;
+  EXPECT_EQ(line.find("does not reach it"), std::string::npos) << line;
+#else
+  EXPECT_EQ(line, "allocator        glibc malloc, freed memory kept for reuse");
+#endif
 }
 
 }  // namespace
