@@ -18,7 +18,7 @@ namespace {
 
 // The allocator of this process: tcmalloc where the build linked it (its per-size free lists
 // serve a training step's few hundred buffers again without page faults or glibc's bin
-// consolidation: docs/perf/README.md, "tcmalloc"), else glibc's malloc kept from returning
+// consolidation: docs/perf/README.md, "tcmalloc as tisa-nn's allocator"), else glibc's malloc kept from returning
 // freed memory to the kernel between steps (allocator_tuning.h).
 void choose_allocator() {
 #ifdef TISA_HAVE_TCMALLOC
