@@ -2,8 +2,9 @@
 // AlbertForPreTraining (the pinned transformers, plain ALBERT for learned absolute positions, the
 // exported remote code for relative schemes) train from the same initial weights on the same
 // batches: `pretrain --dump-batches` records them (train/batch_dump.h) and
-// scripts/peer/hf_pretrain_peer.py repeats the run with HF's loss, torch.optim.AdamW, transformers'
-// linear schedule and torch's gradient clipping, fp32, dropout 0. For 60 updates the learning rates,
+// scripts/peer/hf_pretrain_peer.py repeats the run with HF's loss, torch.optim.AdamW (or LAMB written
+// out in the script), transformers' linear schedule (or ALBERT's) and torch's gradient clipping,
+// fp32, dropout 0. For 60 updates the learning rates,
 // losses and gradient norms agree update for update and the final weights agree, measured against
 // how far training moved them. A peer with a 2 % higher learning rate is told apart by the same
 // comparison (the negative control: the tolerances are tight enough to mean something).
@@ -196,6 +197,20 @@ TEST_F(HfTrainingPeer, TisaTrainsLikeTheRemoteCode) {
 
 TEST_F(HfTrainingPeer, ShawTrainsLikeTheRemoteCode) {
   expect_agreement("shaw", "--set model.position.absolute=false --set model.position.relative=shaw");
+}
+
+// LAMB (the paper recipes' optimiser) against the peer's LAMB, written in the script from SPEC §7
+// alone, under ALBERT's polynomial schedule (the later --set wins over train_both's AdamW ones).
+constexpr const char* kLamb = " --set optimizer.type=lamb --set optimizer.lr=0.01 --set schedule.type=albert_poly";
+
+TEST_F(HfTrainingPeer, AlbertsLambTrainsLikeTheRuleWrittenOut) {
+  expect_agreement("lamb-absolute",
+                   std::string("--set model.position.absolute=true --set model.position.relative=none") + kLamb);
+}
+
+TEST_F(HfTrainingPeer, NvidiaLambTrainsLikeTheRuleWrittenOut) {  // bias correction, trust ratio everywhere
+  expect_agreement("nvlamb-tisa", std::string("--set model.position.absolute=false --set model.position.relative=tisa") +
+                                      kLamb + " --set optimizer.bias_correction=true --set optimizer.trust_ratio_all=true");
 }
 
 // The same comparison tells a peer with a 2 % higher learning rate apart: at these tolerances a
