@@ -28,6 +28,7 @@ import sys
 KEEP = ("update", "loss", "mlm_loss", "sop_loss", "grad_norm", "lr")
 WINDOW = 1000          # updates per row of the curve table
 TRAIN_EVENT_EVERY = 100  # updates averaged into one train event of metrics.jsonl
+EARLY = 5000           # the agreement is also stated over the first EARLY updates
 DIVERGED = 1e-3        # |Δ loss| at which the two runs are counted as apart
 RUN_NAMES = {"tisa": "tisa-train", "hf": "hf-transformers"}  # folders of metrics.jsonl: the plot's legend
 LEFT_PLATEAU = 0.18    # validation MLM accuracy above the bag-of-words plateau (13-15 %; `none` ends at 14 %)
@@ -132,6 +133,8 @@ def render(args):
     together = len(ours) if apart is None else apart - 1
     max_loss = max(abs(r["loss"] - p["loss"]) for r, p in zip(ours[:together], theirs[:together]))
     max_gn = max(abs(r["grad_norm"] - p["grad_norm"]) / p["grad_norm"] for r, p in zip(ours[:together], theirs[:together]))
+    early = min(together, EARLY)
+    max_loss_early = max(abs(r["loss"] - p["loss"]) for r, p in zip(ours[:early], theirs[:early]))
     lr_equal = all(r["lr"] == p["lr"] for r, p in zip(ours, theirs))
 
     out = io.StringIO()
@@ -144,6 +147,7 @@ def render(args):
     else:
         w(f"through update {together:,}; from update {apart:,} they differ by more than {DIVERGED:g} "
           "(float rounding, amplified by training, after which the two trajectories are two draws of one recipe).")
+    w(f" Over the first {early:,} updates the losses agree within {max_loss_early:.1e}.")
     w(f" The learning rates are {'equal' if lr_equal else 'NOT equal'} at every update.\n\n")
     w(f"**Curves.** Training MLM loss: mean over the {WINDOW:,} updates ending at the step. Validation: "
       f"`tisa-train eval-mlm` on the model saved at the step, {examples} examples of length {seq_length}, "
