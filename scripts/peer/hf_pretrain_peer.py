@@ -47,9 +47,8 @@ def schedule(optimizer, kind, warmup, total):
         return transformers.get_linear_schedule_with_warmup(optimizer, warmup, total)
     if kind == "constant":
         return transformers.get_constant_schedule_with_warmup(optimizer, warmup)
-    if kind == "albert_poly":  # tf.train.polynomial_decay(power 1) counted from step 0, after warm-up
-        return torch.optim.lr_scheduler.LambdaLR(
-            optimizer, lambda t: t / warmup if t < warmup else max(0.0, 1.0 - min(t, total) / total))
+    if kind == "albert_poly":  # transformers has no ALBERT form: the written-out factor
+        return torch.optim.lr_scheduler.LambdaLR(optimizer, schedule_factor(kind, warmup, total))
     fail(f"dump.json: schedule.type '{kind}' is not one this peer knows (linear, constant, albert_poly)")
 
 
@@ -62,10 +61,10 @@ class Lamb:
     """LAMB as SPEC §7 states it (google-research/albert's lamb_optimizer.py; bias_correction and
     trust_ratio_all are the NVIDIA variants). Steps the parameters it was given, in place."""
 
-    def __init__(self, named, lr, beta1, beta2, eps, weight_decay, bias_correction, trust_ratio_all):
+    def __init__(self, named, beta1, beta2, eps, weight_decay, bias_correction, trust_ratio_all):
         import torch
 
-        self.named, self.lr = named, lr
+        self.named = named
         self.beta1, self.beta2, self.eps, self.weight_decay = beta1, beta2, eps, weight_decay
         self.bias_correction, self.trust_ratio_all = bias_correction, trust_ratio_all
         self.m = [torch.zeros_like(p) for _, p in named]
@@ -121,7 +120,7 @@ def schedule_factor(kind, warmup, total):
         return lambda t: t / max(1, warmup) if t < warmup else max(0.0, (total - t) / max(1, total - warmup))
     if kind == "constant":
         return lambda t: t / max(1.0, warmup) if t < warmup else 1.0
-    if kind == "albert_poly":
+    if kind == "albert_poly":  # tf.train.polynomial_decay(power 1) counted from step 0, after warm-up
         return lambda t: t / warmup if t < warmup else max(0.0, 1.0 - min(t, total) / total)
     fail(f"dump.json: schedule.type '{kind}' is not one this peer knows (linear, constant, albert_poly)")
 
@@ -213,7 +212,7 @@ def main():
         scheduler = schedule(optimizer, cfg["schedule"]["type"], info["warmup_steps"], cfg["training"]["steps"])
         step = optimizer.step
     else:
-        optimizer = Lamb(named, lr, opt["beta1"], opt["beta2"], opt["eps"], opt["weight_decay"],
+        optimizer = Lamb(named, opt["beta1"], opt["beta2"], opt["eps"], opt["weight_decay"],
                          opt["bias_correction"], opt["trust_ratio_all"])
         scheduler = LambdaSchedule(lr, schedule_factor(cfg["schedule"]["type"], info["warmup_steps"],
                                                        cfg["training"]["steps"]))
