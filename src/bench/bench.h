@@ -75,6 +75,7 @@ struct ModelBenchSpec {
   std::string computation;       // another way the scheme computes its terms (naive, gather); "" = its own
   std::string device = "cpu";    // "cpu" or "cuda"
   bool eager_attention = false;  // force the eager softmax attention (default: fused where possible)
+  bool kernel_attention = false;  // force tisa-train's CPU attention kernel where the layer allows it
   int warmup = 2;
   int reps = 5;
   std::string profile_path;      // non-empty: profile 2 extra steps, write the table here (+ .trace.json)
@@ -95,6 +96,7 @@ struct ModelBenchResult {
   double model_flops_per_step = 0;  // model_flops(): what the step must compute, not what ran
   double achieved_tflops = 0;       // model_flops_per_step / median step time
   bool fused_attention = false;     // whether the attention layers took the SDPA path
+  std::string attention;            // the path they took: "kernel" (CPU kernel), "sdpa" or "eager"
   nlohmann::json to_json() const;
 };
 // Model FLOPs of one step of `spec` (the numerator of model-FLOPs utilisation): matrix products of

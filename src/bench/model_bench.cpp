@@ -165,6 +165,7 @@ nlohmann::json model_spec_to_json(const ModelBenchSpec& s) {
           {"computation", s.computation},
           {"device", s.device},
           {"eager_attention", s.eager_attention},
+          {"kernel_attention", s.kernel_attention},
           {"warmup", s.warmup},
           {"reps", s.reps},
           {"profile_path", s.profile_path},
@@ -186,6 +187,7 @@ ModelBenchSpec model_spec_from_json(const nlohmann::json& j, const config::Model
   s.computation = j.value("computation", s.computation);
   s.device = j.value("device", s.device);
   s.eager_attention = j.value("eager_attention", s.eager_attention);
+  s.kernel_attention = j.value("kernel_attention", s.kernel_attention);
   s.warmup = j.value("warmup", s.warmup);
   s.reps = j.value("reps", s.reps);
   s.profile_path = j.value("profile_path", s.profile_path);
@@ -210,6 +212,7 @@ nlohmann::json ModelBenchResult::to_json() const {
           {"model_flops_per_step", model_flops_per_step},
           {"achieved_tflops", achieved_tflops},
           {"fused_attention", fused_attention},
+          {"attention", attention},
           {"torch_version", TORCH_VERSION}};
 }
 
@@ -256,9 +259,19 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
   torch::manual_seed(spec.seed);
   model::AlbertForPreTraining m(spec.model);
   if (spec.eager_attention) model::set_attention_backend(*m, model::AttentionBackend::kEager);
-  r.fused_attention = !spec.eager_attention && model::fused_attention_available() &&
-                      m->albert->encoder->groups[0]->layers[0]->attention->uses_fused(
-                          m->albert->encoder->scheme_for(0, 0), /*probs_requested=*/false);
+  if (spec.kernel_attention) model::set_attention_backend(*m, model::AttentionBackend::kCpuKernel);
+  {
+    auto& first = *m->albert->encoder->groups[0]->layers[0]->attention;
+    auto* scheme = m->albert->encoder->scheme_for(0, 0);
+    const bool bf16 = train::uses_bf16(spec.precision);
+    const auto q = torch::empty({1, first.num_heads, spec.seq, first.head_size},
+                                torch::TensorOptions().dtype(bf16 ? torch::kBFloat16 : torch::kFloat));
+    r.fused_attention = !spec.eager_attention && model::fused_attention_available() &&
+                        first.uses_fused(scheme, /*probs_requested=*/false);
+    const bool kernel = spec.device == "cpu" && first.uses_cpu_kernel(scheme, /*probs_requested=*/false, q);
+    r.attention = kernel ? "kernel" : r.fused_attention ? "sdpa" : "eager";
+    if (kernel) r.fused_attention = false;
+  }
   if (!spec.computation.empty()) {
     if (m->albert->encoder->schemes.empty())
       throw Error("bench: computation '" + spec.computation + "' needs a position scheme, got none");

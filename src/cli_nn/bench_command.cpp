@@ -125,7 +125,7 @@ std::string mfu_text(const nlohmann::json& r, double peak_tflops) {
 
 void print_model_table(std::ostream& os, const std::vector<nlohmann::json>& results, double peak_tflops) {
   char line[360];
-  std::snprintf(line, sizeof line, "%-16s %-7s %-4s %-5s %-7s %3s %10s %17s %9s %9s %9s %8s %8s %6s\n", "scheme",
+  std::snprintf(line, sizeof line, "%-16s %-7s %-4s %-6s %-7s %3s %10s %17s %9s %9s %9s %8s %8s %6s\n", "scheme",
                 "mode", "prec", "attn", "BxL", "thr", "tokens/s", "[min - max]", "ms/step", "peak MiB", "model MiB",
                 "loss", "TFLOP/s", "MFU");
   os << line;
@@ -142,7 +142,7 @@ void print_model_table(std::ostream& os, const std::vector<nlohmann::json>& resu
     std::snprintf(line, sizeof line, "%-16s %-7s %-4s %-5s %-7s %3d %10.1f %17s %9.1f %9.0f %9.0f %8s %8.2f %6s\n",
                   s.at("label").get<std::string>().c_str(), s.at("mode").get<std::string>().c_str(),
                   s.at("precision").get<std::string>().substr(0, 4).c_str(),
-                  r.value("fused_attention", false) ? "sdpa" : "eager", shape.c_str(), r.at("threads").get<int>(),
+                  r.value("attention", std::string(r.value("fused_attention", false) ? "sdpa" : "eager")).c_str(), shape.c_str(), r.at("threads").get<int>(),
                   r.at("tokens_per_s").get<double>(),
                   ("[" + fmt("%.1f", r.at("tokens_per_s_min").get<double>()) + " - " +
                    fmt("%.1f", r.at("tokens_per_s_max").get<double>()) + "]")
@@ -292,8 +292,10 @@ bench::ModelBenchSpec model_spec(const BenchArgs& a, const config::ModelConfig& 
   spec.warmup = a.warmup;
   spec.reps = a.reps;
   spec.device = a.device;
-  if (attention != "auto" && attention != "eager") throw Error("bench --attention: auto or eager, got '" + attention + "'");
+  if (attention != "auto" && attention != "eager" && attention != "kernel")
+    throw Error("bench --attention: auto, eager or kernel, got '" + attention + "'");
   spec.eager_attention = attention == "eager";
+  spec.kernel_attention = attention == "kernel";
   if (!a.profile_dir.empty()) {
     fs::create_directories(a.profile_dir);
     std::string name = scheme + "-" + mode + "-" + precision + "-" + attention + "-" + shape + ".txt";
@@ -356,7 +358,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--shape", args->shapes, "BATCHxSEQ list, e.g. 8x128,2x512")->check(kShapeList);
   cmd->add_option("--precision", args->precisions, "fp32 and/or bf16 (autocast), comma-separated");
   cmd->add_option("--attention", args->attentions,
-                  "auto (fused SDPA where this LibTorch has it and the scheme allows) and/or eager, comma-separated");
+                  "auto (the CPU kernel for bf16 on AVX512_BF16, else fused SDPA where this LibTorch has it and the scheme "
+                  "allows), eager and/or kernel (the CPU kernel wherever the layer allows it), comma-separated");
   cmd->add_option("--device", args->device, "cpu or cuda")->check(device_name());
   cmd->add_option("--peak-tflops", args->peak_tflops,
                   "the device's dense peak (e.g. 989 for H100/H200 bf16): adds model-FLOPs utilisation");

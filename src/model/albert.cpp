@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "model/autocast.h"
+#include "model/cpu_attention.h"
 #include "model/position/registry.h"
 
 namespace tisa::model {
@@ -130,7 +131,17 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
   auto k = split(linear_rows(key, xq));  // [B, H, L, d]
   auto v = split(linear_rows(value, xq));  // [B, H, L, d]
   torch::Tensor context;
-  if (uses_fused(scheme, probs_out != nullptr)) {
+  if (uses_cpu_kernel(scheme, probs_out != nullptr, q)) {
+    if (scheme) scheme->transform_qk(q, k);  // RoPE
+    // The scheme's logit term alone: added to a float zero, which a scheme without one returns as is.
+    torch::Tensor bias;
+    if (scheme) {
+      const auto zero = torch::zeros({}, q.options().dtype(torch::kFloat));
+      bias = scheme->add_to_logits(zero, q);
+      if (bias.is_same(zero)) bias = torch::Tensor();
+    }
+    context = cpu_attention(q, k, v, bias, finite_mask_for(additive_mask, torch::kBFloat16));
+  } else if (uses_fused(scheme, probs_out != nullptr)) {
     // The position term is a q/k transform and/or a pure logit bias: rotate q, k and hand
     // mask + bias to SDPA as its attn_mask.
     if (scheme) scheme->transform_qk(q, k);                        // RoPE
@@ -166,6 +177,14 @@ bool AlbertAttentionImpl::uses_fused(const RelativeSchemeImpl* scheme, bool prob
     return false;
   }();
   return !(bias_needs_gradient && !query->weight.is_cuda());
+}
+
+bool AlbertAttentionImpl::uses_cpu_kernel(const RelativeSchemeImpl* scheme, bool probs_requested,
+                                          const torch::Tensor& q) const {
+  if (backend != AttentionBackend::kCpuKernel && !(backend == AttentionBackend::kAuto && cpu_attention_native()))
+    return false;
+  if (probs_requested || (scheme && scheme->has_output_term()) || !cpu_attention_supports(q)) return false;
+  return !is_training() || attention_dropout->options.p() == 0.0;
 }
 
 void set_attention_backend(torch::nn::Module& model, AttentionBackend backend) {

@@ -73,6 +73,8 @@ struct AlbertAttentionImpl : torch::nn::Module {
                         torch::Tensor* probs_out = nullptr);
   // Whether this call can take the fused path (model/fused_attention.h).
   bool uses_fused(const RelativeSchemeImpl* scheme, bool probs_requested) const;
+  // Whether this call takes the CPU kernel (model/cpu_attention.h) for projections q.
+  bool uses_cpu_kernel(const RelativeSchemeImpl* scheme, bool probs_requested, const torch::Tensor& q) const;
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr}, dense{nullptr};
   torch::nn::LayerNorm LayerNorm{nullptr};
   torch::nn::Dropout attention_dropout{nullptr}, output_dropout{nullptr};

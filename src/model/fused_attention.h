@@ -15,9 +15,13 @@ namespace tisa::model {
 // position bias on the CPU while gradients are recorded: LibTorch's CPU flash kernel gives no
 // attn_mask gradient, and its math fallback is slower and larger than the eager path
 // (docs/perf/README.md, "L = 512: Shaw vs the [L, L, d] variant, TISA vs absolute").
+// Before all that, kAuto takes tisa-train's own CPU kernel (model/cpu_attention.h) for bf16 on a
+// CPU with AVX512_BF16 where the layer allows it (no dropout on the probabilities, no Shaw value
+// term, probabilities not requested).
 // kFused: fused wherever the layer allows it (tests of the path CUDA takes); kEager: always the
-// explicit softmax (reference, analysis, A/B benchmarks).
-enum class AttentionBackend { kAuto, kFused, kEager };
+// explicit softmax (reference, analysis, A/B benchmarks); kCpuKernel: the CPU kernel wherever the
+// layer allows it, on its scalar loop where the CPU lacks AVX512_BF16 (tests).
+enum class AttentionBackend { kAuto, kFused, kEager, kCpuKernel };
 
 // Whether this build of tisa-train was compiled against a LibTorch with SDPA.
 bool fused_attention_available();

@@ -10,12 +10,13 @@
 
 #include <cstdint>
 
+#include "common/bf16.h"
+
 namespace tisa::train::kernels {
 
-// bf16 <-> float32 as stored: the upper 16 bits of a float32, rounded to nearest even on the way
-// down (a NaN stays a NaN).
-float bf16_to_float(uint16_t bits);
-uint16_t float_to_bf16(float value);
+// bf16 <-> float32 as stored (common/bf16.h).
+using ::tisa::bf16_to_float;
+using ::tisa::float_to_bf16;
 
 // For rows [row_begin, row_end) of logits [rows, cols] (row-major): lse[r] = log Σ_c exp(x_rc),
 // loss[r] = lse[r] − x_r,label[r], argmax[r] = the first column holding the row's maximum.

@@ -1,0 +1,343 @@
+// Softmax attention for one head over bf16 rows; see attention_kernels.h. Compiled with
+// -fno-math-errno (CMakeLists.txt). Every product is C = A·B with B packed as pairs:
+// Bp[t][n] = (B[2t][n], B[2t+1][n]) in one 32-bit word, the operand layout of AVX512_BF16's
+// vdpbf16ps, and A read as the same pairs (A[m][2t], A[m][2t+1]): from bf16 rows, or from such a
+// packed copy read down its columns, which gives Pᵀ·dO and dSᵀ·q without a transpose. Odd lengths
+// and widths are padded with zeros in the packed copies, never read past the caller's rows.
+#include "model/attention_kernels.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "common/bf16.h"
+#include "common/cpu_features.h"
+
+namespace tisa::model::kernels {
+namespace {
+
+std::atomic<bool> g_force_scalar{false};
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+uint32_t pair(uint16_t lo, uint16_t hi) { return static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16); }
+
+// Bp[t][n] = (X[n][2t], X[n][2t+1]) for n < rows, 0 for rows ≤ n < N; t < cols/2 (cols even).
+// Packs Xᵀ: the right operand of q·kᵀ and dO·vᵀ.
+void pack_transposed(Bf16Rows x, int64_t rows, int64_t cols, int64_t N, uint32_t* bp) {
+  for (int64_t t = 0; t < cols / 2; ++t) {
+    uint32_t* out = bp + t * N;
+    for (int64_t n = 0; n < rows; ++n) out[n] = pair(x.data[n * x.row_stride + 2 * t], x.data[n * x.row_stride + 2 * t + 1]);
+    std::fill(out + rows, out + N, 0u);
+  }
+}
+
+// Bp[t][c] = (X[2t][c], X[2t+1][c]) for c < cols (0 up to N), rows ≥ `rows` read as 0;
+// t < ceil(rows/2). Packs X itself: the right operand of P·v, dS·k, dOᵀ·P and qᵀ·dS.
+void pack_rows(Bf16Rows x, int64_t rows, int64_t cols, int64_t N, uint32_t* bp) {
+  for (int64_t t = 0; t < (rows + 1) / 2; ++t) {
+    uint32_t* out = bp + t * N;
+    const uint16_t* r0 = x.data + 2 * t * x.row_stride;
+    if (2 * t + 1 < rows) {
+      const uint16_t* r1 = r0 + x.row_stride;
+      for (int64_t c = 0; c < cols; ++c) out[c] = pair(r0[c], r1[c]);
+    } else {
+      for (int64_t c = 0; c < cols; ++c) out[c] = pair(r0[c], 0);
+    }
+    std::fill(out + cols, out + N, 0u);
+  }
+}
+
+// The left operand: pair t of row m is the two bf16 at a + m·row_step + t·pair_step (elements).
+// Rows of bf16: {data, row stride, 2}. A packed copy Bp [T][N] read as its transpose: {Bp, 2, 2·N}.
+struct Left {
+  const uint16_t* a;
+  int64_t row_step, pair_step;
+  const uint16_t* pair_at(int64_t m, int64_t t) const { return a + m * row_step + t * pair_step; }
+};
+Left rows_of(Bf16Rows x) { return {x.data, x.row_stride, 2}; }
+Left columns_of(const uint32_t* bp, int64_t N) { return {reinterpret_cast<const uint16_t*>(bp), 2, 2 * N}; }
+
+// ---------------------------------------------------------------------------------- scalar path
+// C[M][N] = A[M][K]·B, K even, B packed as pairs. Each pair adds its two products in order, as
+// vdpbf16ps does (a product of two bf16 values is exact in float32).
+void gemm_scalar(Left a, int64_t M, int64_t K, const uint32_t* bp, int64_t N, float* c, int64_t ldc) {
+  for (int64_t m = 0; m < M; ++m) {
+    float* row = c + m * ldc;
+    std::fill(row, row + N, 0.0f);
+    for (int64_t t = 0; t < K / 2; ++t) {
+      const uint16_t* pair = a.pair_at(m, t);
+      const float a0 = bf16_to_float(pair[0]), a1 = bf16_to_float(pair[1]);
+      const uint32_t* b = bp + t * N;
+      for (int64_t n = 0; n < N; ++n) {
+        const float b0 = bf16_to_float(static_cast<uint16_t>(b[n])), b1 = bf16_to_float(static_cast<uint16_t>(b[n] >> 16));
+        row[n] = (row[n] + a1 * b1) + a0 * b0;
+      }
+    }
+  }
+}
+
+// Row i of S: s = S·scale + bias + mask over [0, L); P = softmax(s) in bf16, zero up to Lp.
+void softmax_row_scalar(float* s, const float* bias, const float* mask, float scale, int64_t L, int64_t Lp,
+                        uint16_t* p) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < L; ++j) {
+    s[j] = s[j] * scale + (bias ? bias[j] : 0.0f) + (mask ? mask[j] : 0.0f);
+    m = std::max(m, s[j]);
+  }
+  float sum = 0.0f;
+  for (int64_t j = 0; j < L; ++j) sum += (s[j] = std::exp(s[j] - m));
+  const float inv = 1.0f / sum;
+  for (int64_t j = 0; j < L; ++j) p[j] = float_to_bf16(s[j] * inv);
+  std::fill(p + L, p + Lp, uint16_t{0});
+}
+
+// dS = P ∘ (dP − Σ_j P·dP) for one row: bf16 into ds (zero up to Lp), float32 into dlogits
+// (added to it when `accumulate`).
+void softmax_backward_row_scalar(const float* dp, const uint16_t* p, int64_t L, int64_t Lp, uint16_t* ds,
+                                 float* dlogits, bool accumulate) {
+  float dot = 0.0f;
+  for (int64_t j = 0; j < L; ++j) dot += bf16_to_float(p[j]) * dp[j];
+  for (int64_t j = 0; j < L; ++j) {
+    const float g = bf16_to_float(p[j]) * (dp[j] - dot);
+    ds[j] = float_to_bf16(g);
+    if (dlogits) dlogits[j] = accumulate ? dlogits[j] + g : g;
+  }
+  std::fill(ds + L, ds + Lp, uint16_t{0});
+}
+
+// ---------------------------------------------------------------------------------- AVX-512 path
+#if TISA_HAVE_AVX512_KERNELS
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+using avx512::exp16;
+using avx512::lanes;
+using avx512::load_bf16;
+using avx512::store_bf16;
+
+// An MR × (16·NV) block of C from MR rows of A and NV columns of 16 of Bp.
+template <int MR, int NV>
+TISA_TARGET_AVX512_BF16 void gemm_block(Left a, int64_t m0, int64_t K, const uint32_t* bp, int64_t N, float* c,
+                                        int64_t ldc) {
+  __m512 acc[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+  for (int64_t t = 0; t < K / 2; ++t) {
+    __m512i b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(bp + t * N + 16 * v);
+    for (int r = 0; r < MR; ++r) {
+      int32_t word;
+      std::memcpy(&word, a.pair_at(m0 + r, t), sizeof word);
+      const __m512bh x = reinterpret_cast<__m512bh>(_mm512_set1_epi32(word));
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], x, reinterpret_cast<__m512bh>(b[v]));
+    }
+  }
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) _mm512_storeu_ps(c + r * ldc + 16 * v, acc[r][v]);
+}
+
+// Every row of C for NV columns of 16 starting at column n0.
+template <int MR, int NV>
+TISA_TARGET_AVX512_BF16 void gemm_columns(Left a, int64_t M, int64_t K, const uint32_t* bp, int64_t N, float* c,
+                                          int64_t ldc, int64_t n0) {
+  int64_t m = 0;
+  for (; m + MR <= M; m += MR) gemm_block<MR, NV>(a, m, K, bp + n0, N, c + m * ldc + n0, ldc);
+  for (; m + 4 <= M; m += 4) gemm_block<4, NV>(a, m, K, bp + n0, N, c + m * ldc + n0, ldc);
+  for (; m < M; ++m) gemm_block<1, NV>(a, m, K, bp + n0, N, c + m * ldc + n0, ldc);
+}
+
+TISA_TARGET_AVX512_BF16 void gemm_avx512(Left a, int64_t M, int64_t K, const uint32_t* bp, int64_t N, float* c,
+                                         int64_t ldc) {
+  int64_t n = 0;
+  for (; n + 64 <= N; n += 64) gemm_columns<6, 4>(a, M, K, bp, N, c, ldc, n);
+  switch ((N - n) / 16) {
+    case 3: gemm_columns<8, 3>(a, M, K, bp, N, c, ldc, n); break;
+    case 2: gemm_columns<12, 2>(a, M, K, bp, N, c, ldc, n); break;
+    case 1: gemm_columns<16, 1>(a, M, K, bp, N, c, ldc, n); break;
+    default: break;
+  }
+}
+
+TISA_TARGET_AVX512 void softmax_row_avx512(float* s, const float* bias, const float* mask, float scale, int64_t L,
+                                           int64_t Lp, uint16_t* p) {
+  const __m512 vscale = _mm512_set1_ps(scale);
+  __m512 vmax = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t j = 0; j < L; j += 16) {
+    const __mmask16 k = lanes(L - j);
+    __m512 x = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, s + j), vscale);
+    if (bias) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(k, bias + j));
+    if (mask) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(k, mask + j));
+    _mm512_mask_storeu_ps(s + j, k, x);
+    vmax = _mm512_mask_max_ps(vmax, k, vmax, x);
+  }
+  const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
+  __m512 vsum = _mm512_setzero_ps();
+  for (int64_t j = 0; j < L; j += 16) {
+    const __mmask16 k = lanes(L - j);
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, s + j), m));
+    _mm512_mask_storeu_ps(s + j, k, e);
+    vsum = _mm512_mask_add_ps(vsum, k, vsum, e);
+  }
+  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(vsum));
+  for (int64_t j = 0; j < L; j += 16) {
+    const __mmask16 k = lanes(L - j);
+    store_bf16(p + j, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, s + j), inv), k);
+  }
+  std::fill(p + L, p + Lp, uint16_t{0});
+}
+
+TISA_TARGET_AVX512 void softmax_backward_row_avx512(const float* dp, const uint16_t* p, int64_t L, int64_t Lp,
+                                                    uint16_t* ds, float* dlogits, bool accumulate) {
+  __m512 vdot = _mm512_setzero_ps();
+  for (int64_t j = 0; j < L; j += 16) {
+    const __mmask16 k = lanes(L - j);
+    vdot = _mm512_fmadd_ps(load_bf16(p + j, k), _mm512_maskz_loadu_ps(k, dp + j), vdot);
+  }
+  const __m512 dot = _mm512_set1_ps(_mm512_reduce_add_ps(vdot));
+  for (int64_t j = 0; j < L; j += 16) {
+    const __mmask16 k = lanes(L - j);
+    const __m512 g = _mm512_mul_ps(load_bf16(p + j, k), _mm512_sub_ps(_mm512_maskz_loadu_ps(k, dp + j), dot));
+    store_bf16(ds + j, g, k);
+    if (dlogits)
+      _mm512_mask_storeu_ps(dlogits + j, k, accumulate ? _mm512_add_ps(_mm512_maskz_loadu_ps(k, dlogits + j), g) : g);
+  }
+  std::fill(ds + L, ds + Lp, uint16_t{0});
+}
+TISA_TARGET_AVX512 void store_rows_avx512(const float* c, int64_t ldc, int64_t M, int64_t d, float scale,
+                                          MutableBf16Rows out) {
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < d; j += 16)
+      store_bf16(out.data + i * out.row_stride + j, _mm512_mul_ps(_mm512_loadu_ps(c + i * ldc + j), vscale),
+                 lanes(d - j));
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+bool vectorised() {
+#if TISA_HAVE_AVX512_KERNELS
+  static const bool native = avx512::cpu_has_avx512() && cpu_bf16_support().native;
+  return native && !g_force_scalar.load();
+#else
+  return false;
+#endif
+}
+
+// The three operations, each on the path this CPU takes.
+struct Ops {
+  bool simd = vectorised();
+  void gemm(Left a, int64_t M, int64_t K, const uint32_t* bp, int64_t N, float* c, int64_t ldc) const {
+#if TISA_HAVE_AVX512_KERNELS
+    if (simd) return gemm_avx512(a, M, K, bp, N, c, ldc);
+#endif
+    gemm_scalar(a, M, K, bp, N, c, ldc);
+  }
+  void softmax_row(float* s, const float* bias, const float* mask, float scale, int64_t L, int64_t Lp,
+                   uint16_t* p) const {
+#if TISA_HAVE_AVX512_KERNELS
+    if (simd) return softmax_row_avx512(s, bias, mask, scale, L, Lp, p);
+#endif
+    softmax_row_scalar(s, bias, mask, scale, L, Lp, p);
+  }
+  void softmax_backward_row(const float* dp, const uint16_t* p, int64_t L, int64_t Lp, uint16_t* ds,
+                            float* dlogits, bool accumulate) const {
+#if TISA_HAVE_AVX512_KERNELS
+    if (simd) return softmax_backward_row_avx512(dp, p, L, Lp, ds, dlogits, accumulate);
+#endif
+    softmax_backward_row_scalar(dp, p, L, Lp, ds, dlogits, accumulate);
+  }
+  // out[i][c] = bf16(C[i][c]·scale) for i < M, c < d.
+  void store_rows(const float* c, int64_t ldc, int64_t M, int64_t d, float scale, MutableBf16Rows out) const {
+#if TISA_HAVE_AVX512_KERNELS
+    if (simd) return store_rows_avx512(c, ldc, M, d, scale, out);
+#endif
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < d; ++j) out.data[i * out.row_stride + j] = float_to_bf16(c[i * ldc + j] * scale);
+  }
+};
+
+// Scratch for one head (a few hundred KiB at L 128), one per thread, grown when a larger head
+// comes and otherwise reused: heads run back to back and every buffer is written before it is read.
+struct Scratch {
+  std::vector<uint32_t> packed, packed_right;  // pairs: [max(d, Lp)/2, Np] and [Lp/2, dN]
+  std::vector<float> wide, narrow;             // [L, Np] and [L, dN]
+  std::vector<uint16_t> ds;                    // dS [L, Lp]
+};
+
+Scratch& scratch_for(int64_t L, int64_t d) {
+  thread_local Scratch w;
+  const int64_t Np = round_up(L, 16), Lp = round_up(L, 2), dN = round_up(d, 16);
+  auto fit = [](auto& v, int64_t n) {
+    if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+  };
+  fit(w.packed, std::max(d, Lp) / 2 * Np);
+  fit(w.packed_right, Lp / 2 * dN);
+  fit(w.wide, L * Np);
+  fit(w.narrow, L * dN);
+  fit(w.ds, L * Lp);
+  return w;
+}
+
+}  // namespace
+
+int64_t probs_stride(int64_t length) { return round_up(length, 2); }
+
+bool attention_vectorised() { return vectorised(); }
+void attention_force_scalar(bool force_scalar) { g_force_scalar.store(force_scalar); }
+
+void attention_forward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const float* bias,
+                       int64_t bias_stride, const float* mask, uint16_t* probs, MutableBf16Rows out) {
+  const int64_t L = shape.length, d = shape.head_size;
+  const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
+  const Ops ops;
+  Scratch& w = scratch_for(L, d);
+  // S = q·kᵀ, then row by row scale, bias, mask and softmax into P.
+  pack_transposed(k, L, d, Np, w.packed.data());
+  ops.gemm(rows_of(q), L, d, w.packed.data(), Np, w.wide.data(), Np);
+  for (int64_t i = 0; i < L; ++i)
+    ops.softmax_row(w.wide.data() + i * Np, bias ? bias + i * bias_stride : nullptr, mask, shape.scale, L, Lp,
+                    probs + i * Lp);
+  // O = P·v.
+  pack_rows(v, L, d, dN, w.packed_right.data());
+  ops.gemm(rows_of({probs, Lp}), L, Lp, w.packed_right.data(), dN, w.narrow.data(), dN);
+  ops.store_rows(w.narrow.data(), dN, L, d, 1.0f, out);
+}
+
+void attention_backward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const uint16_t* probs,
+                        Bf16Rows grad_out, MutableBf16Rows dq, MutableBf16Rows dk, MutableBf16Rows dv,
+                        float* dlogits, bool accumulate_dlogits) {
+  const int64_t L = shape.length, d = shape.head_size;
+  const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
+  const Ops ops;
+  Scratch& w = scratch_for(L, d);
+  uint16_t* ds = w.ds.data();
+  // dP = dO·vᵀ, then dS = P ∘ (dP − rowsum(P ∘ dP)).
+  pack_transposed(v, L, d, Np, w.packed.data());
+  ops.gemm(rows_of(grad_out), L, d, w.packed.data(), Np, w.wide.data(), Np);
+  for (int64_t i = 0; i < L; ++i)
+    ops.softmax_backward_row(w.wide.data() + i * Np, probs + i * Lp, L, Lp, ds + i * Lp,
+                             dlogits ? dlogits + i * L : nullptr, accumulate_dlogits);
+  // dv = Pᵀ·dO  [L, d]: Pᵀ's pairs are P's row pairs, read down the columns of P packed.
+  pack_rows({probs, Lp}, L, L, Np, w.packed.data());
+  pack_rows(grad_out, L, d, dN, w.packed_right.data());
+  ops.gemm(columns_of(w.packed.data(), Np), L, Lp, w.packed_right.data(), dN, w.narrow.data(), dN);
+  ops.store_rows(w.narrow.data(), dN, L, d, 1.0f, dv);
+  // dk = dSᵀ·q·scale  [L, d], the same way.
+  pack_rows({ds, Lp}, L, L, Np, w.packed.data());
+  pack_rows(q, L, d, dN, w.packed_right.data());
+  ops.gemm(columns_of(w.packed.data(), Np), L, Lp, w.packed_right.data(), dN, w.narrow.data(), dN);
+  ops.store_rows(w.narrow.data(), dN, L, d, shape.scale, dk);
+  // dq = dS·k·scale  [L, d].
+  pack_rows(k, L, d, dN, w.packed_right.data());
+  ops.gemm(rows_of({ds, Lp}), L, Lp, w.packed_right.data(), dN, w.narrow.data(), dN);
+  ops.store_rows(w.narrow.data(), dN, L, d, shape.scale, dq);
+}
+
+}  // namespace tisa::model::kernels

@@ -1,0 +1,158 @@
+// The CPU attention kernels as an autograd function; see cpu_attention.h.
+#include "model/cpu_attention.h"
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <vector>
+
+#include "model/attention_kernels.h"
+
+namespace tisa::model {
+namespace {
+
+namespace k = kernels;
+
+const uint16_t* bf16_data(const at::Tensor& t) { return reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>()); }
+uint16_t* bf16_data_mut(at::Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
+
+// Rows of head (b, h) of a [B, H, L, d] tensor whose last dimension is contiguous.
+k::Bf16Rows head_rows(const at::Tensor& t, int64_t b, int64_t h) {
+  return {bf16_data(t) + b * t.stride(0) + h * t.stride(1), t.stride(2)};
+}
+k::MutableBf16Rows head_rows_mut(at::Tensor& t, int64_t b, int64_t h) {
+  return {bf16_data_mut(t) + b * t.stride(0) + h * t.stride(1), t.stride(2)};
+}
+
+at::Tensor with_contiguous_rows(const at::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); }
+
+// A [B, H, L, d] bf16 tensor laid out as [B, L, H, d] (what the output projection reads).
+at::Tensor heads_last_layout(int64_t B, int64_t H, int64_t L, int64_t d, const at::TensorOptions& options) {
+  return at::empty({B, L, H, d}, options.dtype(at::kBFloat16)).permute({0, 2, 1, 3});
+}
+
+// bias as contiguous float32 [Bb, Hb, L, L] with Bb ∈ {1, B}, Hb ∈ {1, H}; row (b, h) at offset().
+struct ExpandedBias {
+  at::Tensor values;
+  int64_t batches = 1, heads = 1, L = 0;
+  ExpandedBias(const at::Tensor& bias, int64_t B, int64_t H, int64_t length) : L(length) {
+    if (bias.numel() == 0) return;
+    auto b = bias.to(at::kFloat);
+    while (b.dim() < 4) b = b.unsqueeze(0);
+    TORCH_CHECK(b.dim() == 4 && (b.size(0) == 1 || b.size(0) == B) && (b.size(1) == 1 || b.size(1) == H) &&
+                    (b.size(2) == 1 || b.size(2) == L) && (b.size(3) == 1 || b.size(3) == L),
+                "cpu_attention: bias of shape ", bias.sizes(), " does not broadcast to [", B, ", ", H, ", ", L, ", ",
+                L, "]");
+    batches = b.size(0);
+    heads = b.size(1);
+    values = b.expand({batches, heads, L, L}).contiguous();
+  }
+  const float* at(int64_t b, int64_t h) const {
+    if (!values.defined()) return nullptr;
+    return values.data_ptr<float>() + ((batches > 1 ? b : 0) * heads + (heads > 1 ? h : 0)) * L * L;
+  }
+};
+
+struct CpuAttentionFunction : torch::autograd::Function<CpuAttentionFunction> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, at::Tensor q, at::Tensor kt, at::Tensor v,
+                            at::Tensor bias, at::Tensor key_mask) {
+    q = with_contiguous_rows(q);
+    kt = with_contiguous_rows(kt);
+    v = with_contiguous_rows(v);
+    const int64_t B = q.size(0), H = q.size(1), L = q.size(2), d = q.size(3);
+    const k::HeadShape shape{L, d, static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)))};
+    const ExpandedBias expanded(bias, B, H, L);
+    at::Tensor mask;
+    if (key_mask.numel() > 0) {
+      TORCH_CHECK(key_mask.numel() == B * L, "cpu_attention: key_mask of shape ", key_mask.sizes(),
+                  " is not one additive row of ", L, " per sequence of ", B);
+      mask = key_mask.to(at::kFloat).reshape({B, L}).contiguous();
+    }
+    auto probs = at::empty({B, H, L, k::probs_stride(L)}, q.options().dtype(at::kBFloat16));
+    auto out = heads_last_layout(B, H, L, d, q.options());
+    at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t b = i / H, h = i % H;
+        k::attention_forward(shape, head_rows(q, b, h), head_rows(kt, b, h), head_rows(v, b, h), expanded.at(b, h), L,
+                             mask.defined() ? mask.data_ptr<float>() + b * L : nullptr,
+                             bf16_data_mut(probs) + i * L * k::probs_stride(L), head_rows_mut(out, b, h));
+      }
+    });
+    ctx->save_for_backward({q, kt, v, probs});
+    ctx->saved_data["bias_sizes"] = bias.numel() > 0 ? bias.sizes().vec() : std::vector<int64_t>{};
+    ctx->saved_data["bias_dtype"] = static_cast<int64_t>(bias.scalar_type());
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto &q = saved[0], &kt = saved[1], &v = saved[2], &probs = saved[3];
+    const int64_t B = q.size(0), H = q.size(1), L = q.size(2), d = q.size(3);
+    const k::HeadShape shape{L, d, static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)))};
+    const auto grad_out = with_contiguous_rows(grads[0].to(at::kBFloat16));
+    auto dq = heads_last_layout(B, H, L, d, q.options());
+    auto dk = heads_last_layout(B, H, L, d, q.options());
+    auto dv = heads_last_layout(B, H, L, d, q.options());
+    const auto bias_sizes = ctx->saved_data["bias_sizes"].toIntVector();
+    const bool bias_grad = !bias_sizes.empty() && ctx->needs_input_grad(3);
+    // A bias shared by the batch ([1, H, L, L], TISA and every offset scheme) gets its gradient
+    // summed over the batch in place, each head by one thread in batch order (so the same bits at
+    // any thread count); another shape gets dS in full, summed by ATen.
+    std::vector<int64_t> bias4(bias_sizes);
+    while (bias_grad && bias4.size() < 4) bias4.insert(bias4.begin(), 1);
+    const bool per_head_sum = bias_grad && bias4[0] == 1 && bias4[1] == H;
+    at::Tensor dlogits;
+    if (per_head_sum) dlogits = at::zeros({1, H, L, L}, q.options().dtype(at::kFloat));
+    else if (bias_grad) dlogits = at::empty({B, H, L, L}, q.options().dtype(at::kFloat));
+    auto backward_head = [&](int64_t b, int64_t h) {
+      float* ds = nullptr;
+      if (bias_grad) ds = dlogits.data_ptr<float>() + (per_head_sum ? h : b * H + h) * L * L;
+      k::attention_backward(shape, head_rows(q, b, h), head_rows(kt, b, h), head_rows(v, b, h),
+                            bf16_data(probs) + (b * H + h) * L * k::probs_stride(L), head_rows(grad_out, b, h),
+                            head_rows_mut(dq, b, h), head_rows_mut(dk, b, h), head_rows_mut(dv, b, h), ds,
+                            /*accumulate_dlogits=*/per_head_sum);
+    };
+    if (per_head_sum) {
+      at::parallel_for(0, H, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t h = begin; h < end; ++h)
+          for (int64_t b = 0; b < B; ++b) backward_head(b, h);
+      });
+    } else {
+      at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) backward_head(i / H, i % H);
+      });
+    }
+    at::Tensor dbias;
+    if (bias_grad) {
+      const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt());
+      dbias = at::sum_to(dlogits, bias_sizes).to(dtype);
+    }
+    return {dq, dk, dv, dbias, at::Tensor()};
+  }
+};
+
+}  // namespace
+
+bool cpu_attention_supports(const at::Tensor& q) {
+  return q.defined() && q.device().is_cpu() && q.scalar_type() == at::kBFloat16 && q.dim() == 4 &&
+         q.size(3) % 2 == 0 && q.size(3) <= 256 && q.size(2) <= 1024 && q.size(2) > 0;
+}
+
+bool cpu_attention_native() { return kernels::attention_vectorised(); }
+
+at::Tensor cpu_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
+                         const at::Tensor& key_mask) {
+  TORCH_CHECK(cpu_attention_supports(q), "cpu_attention: q must be a CPU bf16 [B, H, L, d] tensor with even d <= 256 "
+              "and L <= 1024, got ", q.scalar_type(), " ", q.sizes(), " on ", q.device());
+  TORCH_CHECK(k.sizes() == q.sizes() && v.sizes() == q.sizes() && k.scalar_type() == at::kBFloat16 &&
+                  v.scalar_type() == at::kBFloat16,
+              "cpu_attention: k and v must be bf16 of q's shape ", q.sizes());
+  // LibTorch 1.13's autograd functions take no undefined tensor: an empty one stands for "none".
+  auto or_empty = [&](const at::Tensor& t) { return t.defined() ? t : at::empty({0}, q.options().dtype(at::kFloat)); };
+  return CpuAttentionFunction::apply(q, k, v, or_empty(bias), or_empty(key_mask));
+}
+
+}  // namespace tisa::model

@@ -1,0 +1,27 @@
+// softmax(q·kᵀ/√d + bias + mask)·v on the CPU in bf16 through tisa-train's own kernels
+// (model/attention_kernels.h), with its backward: one pass per (batch, head) that keeps the
+// [L, L] logits in float32 inside the cache, instead of ATen's batched products, a [B, H, L, L]
+// bf16 softmax and the casts and adds between them. Checked against the eager attention in values
+// and gradients (tests/model/cpu_attention_test.cpp).
+#pragma once
+#include <ATen/core/Tensor.h>
+
+namespace tisa::model {
+
+// Whether cpu_attention() takes these q (and k, v of the same shape): a CPU bf16 tensor
+// [B, H, L, d] with d even and ≤ 256, L ≤ 1024.
+bool cpu_attention_supports(const at::Tensor& q);
+
+// Whether the kernels run on this CPU's AVX512_BF16 dot products (otherwise a slow scalar loop,
+// which the automatic backend does not choose).
+bool cpu_attention_native();
+
+// q, k, v [B, H, L, d] bf16, each with d contiguous. bias: undefined, or a float tensor
+// broadcastable to [B, H, L, L] (its gradient is returned summed to its own shape); key_mask:
+// undefined, or an additive float [B, 1, 1, L] without gradient (finite: finite_mask_for).
+// Returns the context [B, H, L, d] (a view of a [B, L, H, d] tensor, so that merging the heads
+// after it is free).
+at::Tensor cpu_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
+                         const at::Tensor& key_mask);
+
+}  // namespace tisa::model

@@ -1,0 +1,271 @@
+// tisa-train's CPU attention kernel (model/cpu_attention.h) against attention computed in double
+// from the same bf16 inputs, in values and in the gradients of q, k, v and the bias; on its
+// AVX512_BF16 path and its scalar loop; bitwise the same at 1 and 2 threads; and inside the model,
+// per position scheme, at least as accurate as the eager bf16 attention it replaces.
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/albert.h"
+#include "model/attention_kernels.h"
+#include "model/autocast.h"
+#include "model/cpu_attention.h"
+#include "model/fused_attention.h"
+#include "scheme_variants.h"
+
+namespace {
+
+using tisa::model::AttentionBackend;
+namespace kernels = tisa::model::kernels;
+
+// Runs the scalar loop for its lifetime.
+struct ScalarKernels {
+  ScalarKernels() { kernels::attention_force_scalar(true); }
+  ~ScalarKernels() { kernels::attention_force_scalar(false); }
+};
+
+struct Case {
+  int64_t B, H, L, d;
+  std::string bias;  // "none", "heads" [1, H, L, L], "full" [B, H, L, L], "rows" [H, 1, L]
+  bool padding;
+};
+
+struct Outputs {
+  torch::Tensor out, dq, dk, dv, dbias;
+};
+
+// The inputs of one case: bf16 q, k, v (as strided views of [B, L, H, d], as the model makes
+// them), a float bias and an additive key mask with padding at the end of every other row.
+struct Inputs {
+  torch::Tensor q, k, v, bias, mask, grad_out;
+  explicit Inputs(const Case& c) {
+    torch::manual_seed(static_cast<uint64_t>(c.L * 131 + c.d * 7 + c.B));
+    auto heads = [&] { return torch::randn({c.B, c.L, c.H, c.d}).to(torch::kBFloat16).transpose(1, 2); };
+    q = heads() * 2;  // logits of a few units: a softmax far from uniform
+    k = heads();
+    v = heads();
+    if (c.bias == "heads") bias = torch::randn({1, c.H, c.L, c.L});
+    if (c.bias == "full") bias = torch::randn({c.B, c.H, c.L, c.L});
+    if (c.bias == "rows") bias = torch::randn({c.H, 1, c.L});
+    mask = torch::zeros({c.B, 1, 1, c.L});
+    if (c.padding)
+      for (int64_t b = 1; b < c.B; b += 2) mask[b].narrow(-1, c.L / 2 + 1, c.L - c.L / 2 - 1).fill_(-1e30);
+    grad_out = torch::randn({c.B, c.H, c.L, c.d}).to(torch::kBFloat16);
+  }
+};
+
+Outputs run_kernel(const Inputs& in) {
+  auto q = in.q.detach().requires_grad_(), k = in.k.detach().requires_grad_(), v = in.v.detach().requires_grad_();
+  torch::Tensor bias;
+  if (in.bias.defined()) bias = in.bias.detach().requires_grad_();
+  auto out = tisa::model::cpu_attention(q, k, v, bias, in.mask);
+  out.backward(in.grad_out);
+  return {out.detach(), q.grad(), k.grad(), v.grad(), bias.defined() ? bias.grad() : torch::Tensor()};
+}
+
+// The same attention in double from the same (bf16-rounded) inputs.
+Outputs run_reference(const Inputs& in) {
+  auto dbl = [](const torch::Tensor& t) { return t.detach().to(torch::kDouble).requires_grad_(); };
+  auto q = dbl(in.q), k = dbl(in.k), v = dbl(in.v);
+  torch::Tensor bias;
+  auto logits = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(q.size(-1)));
+  if (in.bias.defined()) {
+    bias = dbl(in.bias);
+    logits = logits + bias;
+  }
+  auto out = torch::matmul(torch::softmax(logits + in.mask.to(torch::kDouble), -1), v);
+  out.backward(in.grad_out.to(torch::kDouble));
+  return {out.detach(), q.grad(), k.grad(), v.grad(), bias.defined() ? bias.grad() : torch::Tensor()};
+}
+
+// ‖a − ref‖ / ‖ref‖ over the whole tensor.
+double relative_error(const torch::Tensor& a, const torch::Tensor& ref) {
+  const auto r = ref.to(torch::kDouble);
+  return (a.to(torch::kDouble) - r).norm().item<double>() / std::max(r.norm().item<double>(), 1e-30);
+}
+
+void expect_close_to_reference(const Case& c, const std::string& path) {
+  const Inputs in(c);
+  const auto got = run_kernel(in);
+  const auto ref = run_reference(in);
+  const std::string what = path + " B" + std::to_string(c.B) + " H" + std::to_string(c.H) + " L" + std::to_string(c.L) +
+                           " d" + std::to_string(c.d) + " bias " + c.bias + (c.padding ? " padded" : "");
+  ASSERT_EQ(got.out.sizes(), ref.out.sizes()) << what;
+  // bf16 keeps 8 bits: P and dS are rounded to it before their products, the outputs after.
+  EXPECT_LT(relative_error(got.out, ref.out), 6e-3) << what << " output";
+  EXPECT_LT(relative_error(got.dq, ref.dq), 1.5e-2) << what << " dq";
+  EXPECT_LT(relative_error(got.dk, ref.dk), 1.5e-2) << what << " dk";
+  EXPECT_LT(relative_error(got.dv, ref.dv), 6e-3) << what << " dv";
+  ASSERT_EQ(got.dbias.defined(), ref.dbias.defined()) << what;
+  if (got.dbias.defined()) {
+    EXPECT_EQ(got.dbias.sizes(), in.bias.sizes()) << what;
+    EXPECT_EQ(got.dbias.scalar_type(), torch::kFloat) << what;
+    EXPECT_LT(relative_error(got.dbias, ref.dbias), 1e-2) << what << " dbias";
+  }
+  EXPECT_TRUE(torch::isfinite(got.out).all().item<bool>()) << what;
+}
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all{
+      {2, 4, 128, 32, "heads", true},  // the research-scale recipe's head
+      {2, 3, 37, 32, "heads", true},   // L not a multiple of 16, odd
+      {1, 2, 128, 64, "none", false},  // albert-base's head size, no position term
+      {3, 2, 16, 8, "full", true},     // a bias per sequence (Shaw's keys-only term)
+      {2, 2, 5, 2, "rows", true},      // tiny and odd; a bias broadcast over query rows
+      {1, 1, 70, 96, "heads", false},  // d a multiple of 16 but not of 64; L past four column blocks
+  };
+  return all;
+}
+
+TEST(CpuAttention, MatchesDoublePrecisionOnItsScalarLoop) {
+  ScalarKernels scalar;
+  for (const auto& c : cases()) expect_close_to_reference(c, "scalar");
+}
+
+TEST(CpuAttention, MatchesDoublePrecisionOnAvx512Bf16) {
+  if (!kernels::attention_vectorised()) GTEST_SKIP() << "this CPU has no AVX512_BF16: the scalar loop only";
+  for (const auto& c : cases()) expect_close_to_reference(c, "avx512_bf16");
+}
+
+TEST(CpuAttention, SameBitsAtOneAndTwoThreads) {
+  const Inputs in({4, 4, 64, 32, "heads", true});
+  const int before = at::get_num_threads();
+  at::set_num_threads(1);
+  const auto one = run_kernel(in);
+  at::set_num_threads(2);
+  const auto two = run_kernel(in);
+  at::set_num_threads(before);
+  EXPECT_TRUE(torch::equal(one.out, two.out));
+  EXPECT_TRUE(torch::equal(one.dq, two.dq));
+  EXPECT_TRUE(torch::equal(one.dk, two.dk));
+  EXPECT_TRUE(torch::equal(one.dv, two.dv));
+  EXPECT_TRUE(torch::equal(one.dbias, two.dbias));
+}
+
+TEST(CpuAttention, RejectsWhatItDoesNotCompute) {
+  auto q = torch::randn({1, 2, 8, 4}).to(torch::kBFloat16);
+  EXPECT_TRUE(tisa::model::cpu_attention_supports(q));
+  EXPECT_FALSE(tisa::model::cpu_attention_supports(q.to(torch::kFloat)));
+  EXPECT_FALSE(tisa::model::cpu_attention_supports(torch::randn({1, 2, 8, 3}).to(torch::kBFloat16)));  // odd d
+  EXPECT_THROW(tisa::model::cpu_attention(q.to(torch::kFloat), q, q, {}, {}), c10::Error);
+  EXPECT_THROW(tisa::model::cpu_attention(q, q, q, torch::zeros({3, 8, 8}), {}), c10::Error);  // 3 heads of 2
+}
+
+// Inside the model under bf16 autocast, per position scheme: outputs and every parameter's
+// gradient at least as close to the float32 eager model as the eager bf16 attention is.
+class CpuAttentionInModel : public ::testing::TestWithParam<tisa::test::SchemeVariant> {};
+
+TEST_P(CpuAttentionInModel, AsAccurateAsTheEagerBf16Attention) {
+  const auto& variant = GetParam();
+  torch::manual_seed(11);
+  auto config = tisa::test::tiny_model(variant);
+  config.hidden_size = 32;  // heads of 8
+  tisa::model::AlbertForPreTraining model(config);
+  model->train();
+  auto& attention = *model->albert->encoder->groups[0]->layers[0]->attention;
+  const auto* scheme = model->albert->encoder->scheme_for(0, 0);
+  tisa::model::set_attention_backend(*model, AttentionBackend::kCpuKernel);
+  const auto q = torch::empty({1, 4, 11, 8}, torch::kBFloat16);
+  if (!attention.uses_cpu_kernel(scheme, false, q)) {
+    ASSERT_TRUE(scheme && scheme->has_output_term()) << variant.name << ": only Shaw's value term stays eager";
+    GTEST_SKIP() << variant.name << ": an output term (Shaw's values) keeps the eager path";
+  }
+  const auto reference = tisa::test::forward_backward(model, AttentionBackend::kEager, torch::kCPU);
+  auto in_bf16 = [&](AttentionBackend backend) {
+    tisa::model::AutocastScope autocast(torch::kCPU, true);
+    return tisa::test::forward_backward(model, backend, torch::kCPU);
+  };
+  const auto eager = in_bf16(AttentionBackend::kEager);
+  const auto kernel = in_bf16(AttentionBackend::kCpuKernel);
+  // Per tensor: the kernel's error within 3× the eager bf16 error plus 2 % of the tensor (its
+  // rounding differs: float32 logits, one bf16 rounding of P instead of three of the logits).
+  // Over all of them together (a single draw, so a margin): within 2× the eager error.
+  double sum_kernel = 0, sum_eager = 0, sum_ref = 0;
+  auto check = [&](const torch::Tensor& got, const torch::Tensor& eager_value, const torch::Tensor& ref,
+                   const std::string& what) {
+    const auto r = ref.to(torch::kDouble);
+    const double e_kernel = (got.to(torch::kDouble) - r).norm().item<double>();
+    const double e_eager = (eager_value.to(torch::kDouble) - r).norm().item<double>();
+    const double size = r.norm().item<double>();
+    // A tensor smaller than the eager path's error is zero in exact arithmetic (FIRE's output bias
+    // moves every logit of a row alike, which the softmax ignores): rounding in both, within 10×.
+    const double bound = size < e_eager ? 10 * e_eager : 3 * e_eager + 0.02 * size;
+    EXPECT_LE(e_kernel, bound) << variant.name << " " << what << ": kernel error " << e_kernel << ", eager bf16 "
+                               << e_eager << ", norm " << size;
+    sum_kernel += e_kernel * e_kernel, sum_eager += e_eager * e_eager, sum_ref += size * size;
+  };
+  check(kernel.hidden, eager.hidden, reference.hidden, "hidden");
+  check(kernel.sop, eager.sop, reference.sop, "sop logits");
+  ASSERT_EQ(kernel.grads.size(), reference.grads.size()) << variant.name;
+  for (const auto& [name, g] : reference.grads) {
+    ASSERT_TRUE(kernel.grads.count(name)) << variant.name << " " << name;
+    check(kernel.grads.at(name), eager.grads.at(name), g, "grad " + name);
+  }
+  EXPECT_LE(std::sqrt(sum_kernel / sum_ref), 2 * std::sqrt(sum_eager / sum_ref) + 1e-3)
+      << variant.name << ": over every output and gradient";
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, CpuAttentionInModel, ::testing::ValuesIn(tisa::test::scheme_variants()),
+                         [](const auto& info) { return tisa::test::variant_test_name(info.param); });
+
+TEST(CpuAttentionChoice, AutoTakesTheKernelOnlyForBf16OnANativeCpu) {
+  tisa::model::AlbertModel model(tisa::test::tiny_model({"tisa", false, "tisa", ""}));
+  auto& attention = *model->encoder->groups[0]->layers[0]->attention;
+  const auto* scheme = model->encoder->scheme_for(0, 0);
+  const auto bf16 = torch::empty({1, 4, 11, 4}, torch::kBFloat16);
+  EXPECT_EQ(attention.uses_cpu_kernel(scheme, false, bf16), tisa::model::cpu_attention_native());
+  EXPECT_FALSE(attention.uses_cpu_kernel(scheme, false, bf16.to(torch::kFloat))) << "fp32 stays on ATen";
+  EXPECT_FALSE(attention.uses_cpu_kernel(scheme, /*probs_requested=*/true, bf16)) << "probabilities need eager";
+  tisa::model::set_attention_backend(*model, AttentionBackend::kEager);
+  EXPECT_FALSE(attention.uses_cpu_kernel(scheme, false, bf16));
+  tisa::model::set_attention_backend(*model, AttentionBackend::kCpuKernel);
+  EXPECT_TRUE(attention.uses_cpu_kernel(scheme, false, bf16));
+  attention.attention_dropout->options.p(0.1);
+  EXPECT_FALSE(attention.uses_cpu_kernel(scheme, false, bf16)) << "dropout on the probabilities stays on ATen";
+  attention.eval();
+  EXPECT_TRUE(attention.uses_cpu_kernel(scheme, false, bf16)) << "no dropout at evaluation";
+}
+
+}  // namespace
+
+namespace {
+
+// Not a test: the attention alone at the research-scale recipe's shape, forward + backward,
+// the eager bf16 attention (as AlbertAttention computes it) and the kernel alternated, medians of
+// 20 (run with --gtest_also_run_disabled_tests --gtest_filter='*CpuAttentionBench*').
+TEST(CpuAttentionBench, DISABLED_RecipeShape) {
+  const Case c{32, 4, 128, 32, "heads", true};
+  const Inputs in(c);
+  auto eager = [&] {
+    auto q = in.q.detach().requires_grad_(), k = in.k.detach().requires_grad_(), v = in.v.detach().requires_grad_();
+    auto bias = in.bias.detach().requires_grad_();
+    auto logits = torch::matmul(q, k.transpose(-1, -2)) * (1.0 / std::sqrt(32.0));
+    logits = logits + bias.to(torch::kBFloat16);
+    logits = logits + tisa::model::finite_mask_for(in.mask, torch::kBFloat16).to(torch::kBFloat16);
+    auto out = torch::matmul(torch::softmax(logits, -1), v);
+    out.backward(in.grad_out);
+  };
+  auto kernel = [&] { run_kernel(in); };
+  auto median_ms = [](const std::function<void()>& f) {
+    std::vector<double> t;
+    for (int i = 0; i < 23; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      f();
+      if (i >= 3) t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  for (int round = 0; round < 3; ++round)
+    std::printf("round %d: eager %.2f ms, kernel %.2f ms\n", round, median_ms(eager), median_ms(kernel));
+}
+
+}  // namespace
