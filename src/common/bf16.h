@@ -35,14 +35,19 @@ inline uint16_t float_to_bf16(float value) {
 #define TISA_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 #define TISA_TARGET_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
-namespace avx512 {
-
 // GCC 12 warns inside its own avx512fintrin.h (intrinsics built on _mm512_undefined_*) wherever
-// they are inlined: a known false positive, silenced for these helpers and their callers' files.
+// they are inlined: a known false positive, silenced around the AVX-512 code of each kernel file.
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define TISA_AVX512_CODE_BEGIN \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define TISA_AVX512_CODE_END _Pragma("GCC diagnostic pop")
+#else
+#define TISA_AVX512_CODE_BEGIN
+#define TISA_AVX512_CODE_END
 #endif
+
+namespace avx512 {
+TISA_AVX512_CODE_BEGIN
 
 // The first `remaining` of 16 lanes.
 inline __mmask16 lanes(int64_t remaining) {
@@ -84,9 +89,7 @@ TISA_TARGET_AVX512 inline __m512 exp16(__m512 x) {
   return _mm512_scalef_ps(p, n);
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+TISA_AVX512_CODE_END
 
 // Whether this CPU runs the AVX-512 F/BW/VL helpers above, and also AVX512_BF16's dot products.
 inline bool cpu_has_avx512() {

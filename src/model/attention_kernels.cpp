@@ -111,14 +111,8 @@ void softmax_backward_row_scalar(const float* dp, const uint16_t* p, int64_t L, 
 
 // ---------------------------------------------------------------------------------- AVX-512 path
 #if TISA_HAVE_AVX512_KERNELS
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-using avx512::exp16;
-using avx512::lanes;
-using avx512::load_bf16;
-using avx512::store_bf16;
+TISA_AVX512_CODE_BEGIN
+using namespace avx512;  // exp16, lanes, load_bf16, store_bf16
 
 // An MR × (16·NV) block of C from MR rows of A and NV columns of 16 of Bp.
 template <int MR, int NV>
@@ -216,9 +210,7 @@ TISA_TARGET_AVX512 void store_rows_avx512(const float* c, int64_t ldc, int64_t M
       store_bf16(out.data + i * out.row_stride + j, _mm512_mul_ps(_mm512_loadu_ps(c + i * ldc + j), vscale),
                  lanes(d - j));
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+TISA_AVX512_CODE_END
 #endif
 
 bool vectorised() {

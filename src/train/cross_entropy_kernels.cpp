@@ -53,17 +53,8 @@ void backward_scalar(const uint16_t* logits, const int64_t* labels, const float*
 
 #if TISA_CE_AVX512
 #define TISA_AVX512 TISA_TARGET_AVX512
-// GCC 12 warns inside its own avx512fintrin.h (intrinsics built on _mm512_undefined_*) wherever
-// they are inlined: a known false positive, silenced for these functions only.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
-using avx512::exp16;
-using avx512::lanes;
-using avx512::load_bf16;
-using avx512::store_bf16;
+TISA_AVX512_CODE_BEGIN
+using namespace avx512;  // exp16, lanes, load_bf16, store_bf16
 
 TISA_AVX512 void forward_avx512(const uint16_t* logits, const int64_t* labels, int64_t row_begin, int64_t row_end,
                                 int64_t cols, float* lse, float* loss, int64_t* argmax) {
@@ -114,17 +105,14 @@ TISA_AVX512 void backward_avx512(const uint16_t* logits, const int64_t* labels, 
   }
 }
 
-using avx512::cpu_has_avx512;
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+TISA_AVX512_CODE_END
 #endif
 
 }  // namespace
 
 bool cross_entropy_vectorised() {
 #if TISA_CE_AVX512
-  return cpu_has_avx512() && !g_force_scalar.load();
+  return avx512::cpu_has_avx512() && !g_force_scalar.load();
 #else
   return false;
 #endif
