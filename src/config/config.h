@@ -237,11 +237,14 @@ struct ScheduleConfig {
   ScheduleType type = ScheduleType::kLinearHF;
   int64_t warmup_steps = 0;   // linear warmup from 0
   double warmup_fraction = 0.0;  // alternative to warmup_steps (fraction of total steps), 0 = unused
+  int64_t total_steps = 0;  // the schedule's horizon T; 0 = training.steps (a larger T stops part-way)
   template <class V> void visit(V& v) {
     v.choice("type", type, kScheduleTypeNames,
              "linear (HF: decay counts from the end of warmup), albert_poly (decay from step 0) or constant");
     v.field("warmup_steps", warmup_steps, "linear warmup steps");
     v.field("warmup_fraction", warmup_fraction, "warmup as a fraction of total steps (overrides warmup_steps when > 0)");
+    v.field("total_steps", total_steps,
+            "updates the schedule spans (0 = training.steps); larger ends the run part-way through it");
   }
 };
 

@@ -113,8 +113,14 @@ std::vector<ConfigProblem> validate(const Config& c) {
   const ScheduleConfig& s = c.schedule;
   at_least("schedule.warmup_steps", s.warmup_steps, 0);
   probability("schedule.warmup_fraction", s.warmup_fraction);
-  if (s.warmup_steps > c.training.steps && c.training.steps >= 1)
-    add("schedule.warmup_steps", "must be <= training.steps (" + std::to_string(c.training.steps) + "), got " +
+  at_least("schedule.total_steps", s.total_steps, 0);
+  if (s.total_steps > 0 && s.total_steps < c.training.steps)
+    add("schedule.total_steps", "must be 0 (= training.steps) or >= training.steps (" +
+                                    std::to_string(c.training.steps) + "), got " + std::to_string(s.total_steps));
+  const int64_t horizon = s.total_steps > 0 ? s.total_steps : c.training.steps;
+  if (s.warmup_steps > horizon && horizon >= 1)
+    add("schedule.warmup_steps", "must be <= the schedule's " + std::to_string(horizon) +
+                                     " updates (schedule.total_steps, else training.steps), got " +
                                      std::to_string(s.warmup_steps));
 
   // training

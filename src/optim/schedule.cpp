@@ -20,6 +20,14 @@ int64_t resolve_warmup_steps(const config::ScheduleConfig& cfg, int64_t total_st
   return cfg.warmup_steps;
 }
 
+int64_t schedule_horizon(const config::ScheduleConfig& cfg, int64_t training_steps) {
+  if (cfg.total_steps == 0) return training_steps;
+  if (cfg.total_steps < training_steps)
+    throw Error("schedule.total_steps: expected 0 (= training.steps) or >= training.steps (" +
+                std::to_string(training_steps) + "), got " + std::to_string(cfg.total_steps));
+  return cfg.total_steps;
+}
+
 LrSchedule::LrSchedule(config::ScheduleType type, double base_lr, int64_t warmup_steps,
                        int64_t total_steps)
     : type_(type), base_lr_(base_lr), warmup_(warmup_steps), total_(total_steps) {

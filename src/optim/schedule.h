@@ -23,6 +23,12 @@ namespace tisa::optim {
 // TrainingArguments.get_warmup_steps), else warmup_steps. Throws tisa::Error on negative values.
 int64_t resolve_warmup_steps(const config::ScheduleConfig& cfg, int64_t total_steps);
 
+// The updates a run's schedule spans: schedule.total_steps when > 0, else the run's training.steps.
+// A horizon beyond the run's steps stops it part-way through its schedule (a first phase, or NVIDIA
+// BERT's steps_this_run); --resume with a larger training.steps then continues the same schedule.
+// Throws tisa::Error when total_steps is > 0 and below training_steps.
+int64_t schedule_horizon(const config::ScheduleConfig& cfg, int64_t training_steps);
+
 class LrSchedule {
  public:
   // total_steps T = number of updates of the run (TrainingConfig.steps); must be > 0 for linear

@@ -342,7 +342,8 @@ void build_model(Run& run) {
   optim::NamedParams params;
   for (const auto& p : tr.model->named_parameters(true)) params.emplace_back(p.key(), p.value());
   tr.optimizer = optim::make_optimizer(cfg.optimizer, std::move(params));
-  tr.schedule = std::make_unique<optim::LrSchedule>(cfg.schedule, cfg.optimizer.lr, t.steps);
+  tr.schedule = std::make_unique<optim::LrSchedule>(cfg.schedule, cfg.optimizer.lr,
+                                                     optim::schedule_horizon(cfg.schedule, t.steps));
   tr.step_fn = std::make_unique<PretrainStep>(tr.model, *tr.optimizer, *tr.schedule, cfg.optimizer.clip_norm,
                                                run.device, t.precision);
   tr.step_fn->loss_hook = run.opt.loss_hook;

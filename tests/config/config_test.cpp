@@ -324,6 +324,7 @@ TEST(ConfigTest, DescribeDefaultsListsEveryKey) {
   EXPECT_HAS(text, "{per_layer|per_module|model} = per_layer");
   EXPECT_HAS(text, "glue.eval_batch_size");
   EXPECT_HAS(text, "glue.group_by_length");
+  EXPECT_HAS(text, "schedule.total_steps");
   // model, position (absolute, relative, sharing and each installed scheme's settings), data,
   // optimizer, schedule, training, glue
   size_t position_keys = 0;
@@ -331,7 +332,7 @@ TEST(ConfigTest, DescribeDefaultsListsEveryKey) {
     if (key.rfind("model.position.", 0) == 0) ++position_keys;
   EXPECT_GE(position_keys, 3u + 4 + 7 + 1 + 2 + 3);  // shaw, tisa, rope, t5 and fire at least
   EXPECT_EQ(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')),
-            17 + position_keys + 11 + 11 + 3 + 16 + 15);
+            17 + position_keys + 11 + 11 + 4 + 16 + 15);
 }
 
 TEST(ConfigTest, ModelConfigJsonRoundTrip) {

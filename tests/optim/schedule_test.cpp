@@ -82,6 +82,20 @@ TEST(Schedule, WarmupFractionRoundsUpAsHf) {
   EXPECT_EQ(LrSchedule(cfg, 1e-3, 1000).warmup_steps(), 100);
 }
 
+// schedule.total_steps: the horizon the decay spans; 0 means the run's own training.steps.
+TEST(Schedule, HorizonIsTotalStepsElseTheRunsSteps) {
+  tisa::config::ScheduleConfig cfg;
+  EXPECT_EQ(tisa::optim::schedule_horizon(cfg, 3000), 3000);
+  cfg.total_steps = 15000;
+  EXPECT_EQ(tisa::optim::schedule_horizon(cfg, 3000), 15000);
+  EXPECT_EQ(tisa::optim::schedule_horizon(cfg, 15000), 15000);
+  EXPECT_THROW(tisa::optim::schedule_horizon(cfg, 15001), tisa::Error);
+  // The recipe's rate after 3,000 of 15,000 updates: 0.005 · (1 − 3000/15000) = 0.004.
+  cfg.type = ScheduleType::kAlbertPoly;
+  cfg.warmup_steps = 100;
+  EXPECT_NEAR(LrSchedule(cfg, 0.005, tisa::optim::schedule_horizon(cfg, 3000)).lr_at(3000), 0.004, 1e-15);
+}
+
 TEST(Schedule, InvalidValuesAreErrors) {
   EXPECT_THROW(LrSchedule(ScheduleType::kLinearHF, 1e-3, 0, 0), tisa::Error);
   EXPECT_THROW(LrSchedule(ScheduleType::kAlbertPoly, 1e-3, -1, 10), tisa::Error);

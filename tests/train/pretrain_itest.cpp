@@ -126,6 +126,43 @@ TEST_F(PretrainITest, ResumeAfterInterruptIsBitIdentical) {
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(full.train_losses[3 + i], rest.train_losses[i]) << "update " << 4 + i;
 }
 
+// schedule.total_steps: a run that stops part-way through a longer schedule (a first phase) is a
+// finished run, and --resume with training.steps raised to the horizon continues that schedule:
+// the weights and optimiser state equal those of the run made in one go. A horizon below the
+// run's steps is refused, naming the key.
+TEST_F(PretrainITest, RunStoppedPartWayThroughItsScheduleResumesToTheWholeRun) {
+  auto full = train::run_pretraining(small_run(), options(test::make_temp_dir("run_whole")));
+  ASSERT_EQ(full.exit_code, kExitOk);
+
+  const auto dir = test::make_temp_dir("run_phase");
+  auto phase = train::run_pretraining(small_run({"training.steps=3", "schedule.total_steps=6"}), options(dir));
+  ASSERT_EQ(phase.exit_code, kExitOk);
+  EXPECT_EQ(phase.step, 3);
+  EXPECT_FALSE(phase.final_dir.empty()) << "a run stopped at its training.steps is a finished run";
+
+  auto resume = options(dir);
+  resume.resume = true;
+  auto rest = train::run_pretraining(small_run({"schedule.total_steps=6"}), resume);
+  ASSERT_EQ(rest.exit_code, kExitOk);
+  EXPECT_EQ(rest.step, 6);
+  expect_bitwise_equal(load_tensors(full.final_dir + "/model.safetensors"),
+                       load_tensors(rest.final_dir + "/model.safetensors"), "final weights");
+  expect_bitwise_equal(load_tensors(full.last_checkpoint + "/optimizer.safetensors"),
+                       load_tensors(rest.last_checkpoint + "/optimizer.safetensors"), "optimizer state");
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(full.train_losses[3 + i], rest.train_losses[i]) << "update " << 4 + i;
+
+  // Without the horizon, the same three updates decay to 0 at update 3: another (shorter) schedule.
+  auto short_run = train::run_pretraining(small_run({"training.steps=3"}), options(test::make_temp_dir("run_short")));
+  ASSERT_EQ(short_run.exit_code, kExitOk);
+  const auto shorter = load_tensors(short_run.final_dir + "/model.safetensors");
+  const auto phase_weights = load_tensors(phase.final_dir + "/model.safetensors");
+  bool any_differs = false;
+  for (const auto& [name, t] : shorter) any_differs = any_differs || !torch::equal(t, phase_weights.at(name));
+  EXPECT_TRUE(any_differs) << "schedule.total_steps=6 must change the rate of updates 2-3";
+
+  EXPECT_HAS(test::error_of([&] { small_run({"schedule.total_steps=5"}); }), "schedule.total_steps");
+}
+
 TEST_F(PretrainITest, CorruptCheckpointsAreSkippedAndResumeFallsBack) {
   auto cfg = small_run();
   auto reference = train::run_pretraining(cfg, options(test::make_temp_dir("run_ref")));
