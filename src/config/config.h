@@ -274,6 +274,7 @@ struct TrainingConfig {
   Precision precision = Precision::kFp32;
   int64_t max_bad_steps = 10;         // consecutive NaN/Inf losses before stopping
   bool deterministic = true;          // deterministic algorithms (bitwise resume on CPU)
+  int64_t position_span = 0;          // > 0: pretraining shifts each sequence's learned positions within 0 … span−1
   template <class V> void visit(V& v) {
     v.field("steps", steps, "optimiser updates");
     v.field("batch_size", batch_size, "examples per micro-batch per process");
@@ -296,6 +297,10 @@ struct TrainingConfig {
              "avx512_bf16; else fp32)");
     v.field("max_bad_steps", max_bad_steps, "consecutive NaN/Inf losses tolerated before stopping");
     v.field("deterministic", deterministic, "use deterministic algorithms");
+    v.field("position_span", position_span,
+            "pretraining only (0 = off): each sequence reads the learned position table (position.absolute) at "
+            "rows o … o+L−1, o drawn uniformly from 0 … position_span−L per sequence and update, so a short first "
+            "phase trains every row a longer later phase uses; evaluation always reads rows 0 … L−1");
   }
 };
 

@@ -137,6 +137,12 @@ std::vector<ConfigProblem> validate(const Config& c) {
   at_least("training.threads", t.threads, 0);
   at_most("training.threads", t.threads, kMaxThreads, "intra-op threads; 0 = one per core");
   at_least("training.max_bad_steps", t.max_bad_steps, 1);
+  if (t.position_span != 0 &&
+      (t.position_span < c.data.max_seq_length || t.position_span > c.model.max_position_embeddings))
+    add("training.position_span", "must be 0 (off) or between data.max_seq_length (" +
+                                      std::to_string(c.data.max_seq_length) + ") and model.max_position_embeddings (" +
+                                      std::to_string(c.model.max_position_embeddings) + "), got " +
+                                      std::to_string(t.position_span));
 
   // glue (SPEC §8)
   const GlueConfig& g = c.glue;

@@ -98,9 +98,11 @@ AlbertEmbeddingsImpl::AlbertEmbeddingsImpl(const config::ModelConfig& c) : pad_t
 }
 
 torch::Tensor AlbertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
-                                            RelativeSchemeImpl* scheme) {
+                                            RelativeSchemeImpl* scheme, const torch::Tensor& position_offsets) {
   auto x = word_embeddings(input_ids) + token_type_embeddings(token_type_ids);  // [B, L, E]
-  if (position_embeddings) x = x + position_embeddings(input_ids.size(1));     // + [L, E]
+  if (position_embeddings)
+    x = x + (position_offsets.defined() ? position_embeddings->shifted(position_offsets, input_ids.size(1))  // [B, L, E]
+                                        : position_embeddings(input_ids.size(1)));                          // [L, E]
   if (scheme) x = scheme->add_to_embeddings(x);                                 // e.g. sinusoidal
   return dropout(layer_norm(LayerNorm, x));
 }
@@ -291,7 +293,7 @@ EncoderOutput AlbertModelImpl::forward(const torch::Tensor& input_ids_in, const 
                        std::numeric_limits<float>::lowest();
   EncoderOutput out;
   RelativeSchemeImpl* scheme = encoder->schemes.empty() ? nullptr : encoder->schemes[0].get();
-  auto e = embeddings(input_ids, token_type_ids, scheme);  // [B, L, E]
+  auto e = embeddings(input_ids, token_type_ids, scheme, options.position_offsets);  // [B, L, E]
   if (options.hidden_states) out.embedding_output = e;
   out.last_hidden_state = encoder(e, additive_mask, options, &out);  // [B, L, H]
   out.pooler_output = torch::tanh(pooler(out.last_hidden_state.select(1, 0)));  // [B, H]

@@ -36,6 +36,9 @@ namespace tisa::model {
 struct ForwardOptions {
   bool hidden_states = false;  // embedding_output and the hidden state after each layer
   bool attentions = false;     // softmax probabilities of each layer [B, H, L, L]
+  // [B] int64 or undefined: sequence b reads the learned position table at rows offsets[b] …
+  // offsets[b]+L−1 instead of 0 … L−1 (pretraining's training.position_span).
+  torch::Tensor position_offsets;
 };
 
 struct EncoderOutput {
@@ -50,9 +53,10 @@ struct EncoderOutput {
 struct AlbertEmbeddingsImpl : torch::nn::Module {
   explicit AlbertEmbeddingsImpl(const config::ModelConfig& c);
   // [B, L] ids → [B, L, E] after LayerNorm and dropout; `scheme` (may be null) adds its
-  // embedding-side term before the LayerNorm (add_to_embeddings).
+  // embedding-side term before the LayerNorm (add_to_embeddings); `position_offsets` as in
+  // ForwardOptions.
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
-                        RelativeSchemeImpl* scheme = nullptr);
+                        RelativeSchemeImpl* scheme = nullptr, const torch::Tensor& position_offsets = {});
   torch::nn::Embedding word_embeddings{nullptr};
   AbsolutePositions position_embeddings{nullptr};  // absent without position.absolute
   torch::nn::Embedding token_type_embeddings{nullptr};

@@ -38,6 +38,10 @@ BatchDump::BatchDump(std::string dir, const config::Config& cfg, int64_t accumul
                             "{} micro-batches per update on {} processes (set training.accumulation=1 and run one "
                             "process)",
                             dir_, accumulation, world_size));
+  if (cfg.training.position_span > 0)
+    throw Error(fmt::format("--dump-batches {}: the dump does not hold the position offsets that training.position_span "
+                            "= {} draws, so a peer could not replay the run (set training.position_span=0)",
+                            dir_, cfg.training.position_span));
   if (fs::exists(dir_))
     throw Error("--dump-batches " + dir_ + ": the folder exists; a dump is written to a new folder (pick another path "
                 "or delete it)");

@@ -2,6 +2,7 @@
 #include "train/pretrain_step.h"
 
 #include "common/error.h"
+#include "data/counter_rng.h"
 #include "model/autocast.h"
 #include "optim/grad_utils.h"
 #include "train/device_copy.h"
@@ -45,9 +46,24 @@ DeviceBatch to_device(const data::PretrainBatch& b, const torch::Device& device)
   return d;
 }
 
-PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const DeviceBatch& b) {
+std::vector<int64_t> draw_position_offsets(uint64_t seed, int64_t update, int64_t rank, int64_t micro_batch,
+                                           int64_t batch_size, int64_t length, int64_t span) {
+  TISA_CHECK(span >= length && length >= 1,
+             "position span " + std::to_string(span) + " must be >= the sequence length " + std::to_string(length));
+  constexpr uint64_t kPositionStream = 0x706f736974696f6eULL;  // "position": apart from the data streams
+  data::CounterRng rng({seed, kPositionStream, static_cast<uint64_t>(update), static_cast<uint64_t>(rank),
+                        static_cast<uint64_t>(micro_batch)});
+  std::vector<int64_t> offsets(static_cast<size_t>(batch_size));
+  for (auto& o : offsets) o = static_cast<int64_t>(rng.below(static_cast<uint64_t>(span - length + 1)));
+  return offsets;
+}
+
+PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const DeviceBatch& b,
+                                  const torch::Tensor& position_offsets) {
   namespace F = torch::nn::functional;
-  auto out = model->forward(b.input_ids, b.token_type_ids, b.attention_mask, b.masked_positions);
+  model::ForwardOptions options;
+  options.position_offsets = position_offsets;
+  auto out = model->forward(b.input_ids, b.token_type_ids, b.attention_mask, b.masked_positions, options);
   auto mlm_logits = out.prediction_logits.reshape({-1, out.prediction_logits.size(-1)});  // [M, V]
   auto sop_logits = out.sop_logits.reshape({-1, 2}).to(torch::kFloat);                    // [B, 2]
   const auto sum = F::CrossEntropyFuncOptions().reduction(torch::kSum);
@@ -85,8 +101,15 @@ UpdateResult PretrainStep::operator()(const std::vector<data::PretrainBatch>& mi
     counts.push_back({static_cast<double>(mb.masked_labels.size()), static_cast<double>(mb.batch_size)});
   auto forward = [&](size_t i) {
     DeviceBatch batch = to_device(micro_batches[i], device_);
+    torch::Tensor offsets;
+    if (position_span > 0) {
+      const auto& mb = micro_batches[i];
+      const auto drawn = draw_position_offsets(position_seed, updates_done, dist ? dist->rank() : 0,
+                                               static_cast<int64_t>(i), mb.batch_size, mb.seq_len, position_span);
+      offsets = torch::tensor(drawn, torch::kLong);  // on the host: the model checks the range there
+    }
     model::AutocastScope autocast(device_, uses_bf16(precision_));
-    PretrainLosses losses = pretraining_losses(model_, batch);
+    PretrainLosses losses = pretraining_losses(model_, batch, offsets);
     return std::vector<torch::Tensor>{losses.mlm_sum, losses.sop_sum};
   };
   update_.dist = dist;

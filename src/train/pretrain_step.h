@@ -45,7 +45,14 @@ struct PretrainLosses {
   torch::Tensor mlm_correct;  // number of masked positions predicted right (int64, 0-dim)
   torch::Tensor sop_correct;  // number of examples whose order was predicted right
 };
-PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const DeviceBatch& batch);
+// `position_offsets` as in model::ForwardOptions (undefined: rows 0 … L−1).
+PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const DeviceBatch& batch,
+                                  const torch::Tensor& position_offsets = {});
+
+// training.position_span: one offset in 0 … span−length per sequence of a micro-batch, a pure
+// function of (seed, update, rank, micro-batch, sequence), so a resumed run draws the same ones.
+std::vector<int64_t> draw_position_offsets(uint64_t seed, int64_t update, int64_t rank, int64_t micro_batch,
+                                           int64_t batch_size, int64_t length, int64_t span);
 
 // How many rows of `logits` [N, C] have their argmax at `labels` [N] (int64, 0-dim): exactly
 // logits.argmax(-1).eq(labels).sum(), ties included, without LibTorch 1.13's scalar CPU argmax.
@@ -75,6 +82,10 @@ class PretrainStep {
   // with GradientReduction::kSum) sums the gradients, overlapped with the last backward.
   Distributed* dist = nullptr;
   GradientReducer* reducer = nullptr;
+
+  // training.position_span (0 = off) and the seed its offsets are drawn from.
+  int64_t position_span = 0;
+  uint64_t position_seed = 0;
 
  private:
   model::AlbertForPreTraining model_;

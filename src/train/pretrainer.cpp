@@ -348,6 +348,8 @@ void build_model(Run& run) {
                                                run.device, t.precision);
   tr.step_fn->loss_hook = run.opt.loss_hook;
   tr.step_fn->dist = &run.dist;  // [dist] counts of the whole update (update_step.h)
+  tr.step_fn->position_span = t.position_span;
+  tr.step_fn->position_seed = static_cast<uint64_t>(t.seed);
   // [dist] every rank starts from rank 0's weights; gradients are summed in buckets (each rank's
   // loss is its share of the update's mean). The ranks must first agree on what they train
   // (model, optimiser, data, schedule: the resolved config). (The dataset path may be mounted at

@@ -226,7 +226,7 @@ TEST_F(HfTrainingPeer, APeerWithAnotherLearningRateIsToldApart) {
 }
 
 // A dump is refused where it could not describe the run, and never replaces a folder.
-TEST_F(HfTrainingPeer, DumpRefusesAccumulationAndAnExistingFolder) {
+TEST_F(HfTrainingPeer, DumpRefusesAccumulationShiftedPositionsAndAnExistingFolder) {
   const std::string base = "pretrain --config " + source_dir() + "/configs/pretrain/tiny.yaml --set data.dataset=" +
                            dataset_ + " --set model.vocab_size=1000 --set training.steps=2 --set schedule.warmup_steps=0";
   const std::string log = tmp_ + "/refuse.log";
@@ -235,6 +235,11 @@ TEST_F(HfTrainingPeer, DumpRefusesAccumulationAndAnExistingFolder) {
                        log),
             0);
   EXPECT_NE(tisa::test::slurp(log).find("training.accumulation=1"), std::string::npos) << tisa::test::slurp(log);
+  EXPECT_NE(tisa_train(base + " --set training.position_span=128 --run-dir " + tmp_ +
+                           "/refuse-s --dump-batches " + tmp_ + "/refuse-s-dump",
+                       log),
+            0);
+  EXPECT_NE(tisa::test::slurp(log).find("training.position_span=0"), std::string::npos) << tisa::test::slurp(log);
   tisa::fs::create_directories(tmp_ + "/taken");
   tisa::fs::write_file_atomic(tmp_ + "/taken/keep.txt", "mine");
   EXPECT_NE(tisa_train(base + " --run-dir " + tmp_ + "/refuse-b --dump-batches " + tmp_ + "/taken", log), 0);

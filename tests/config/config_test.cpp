@@ -122,6 +122,17 @@ TEST(ConfigTest, ConfigFromOverridesOnly) {
   EXPECT_EQ(c.training.steps, 7);
 }
 
+TEST(ConfigTest, PositionSpanMustHoldTheSequenceAndFitTheTable) {
+  using tisa::config::config_from_overrides;
+  EXPECT_EQ(config_from_overrides({"data.max_seq_length=32", "training.position_span=128"}).training.position_span,
+            128);
+  std::string msg = error_of([] { config_from_overrides({"data.max_seq_length=64", "training.position_span=32"}); });
+  EXPECT_HAS(msg, "training.position_span");
+  EXPECT_HAS(msg, "between data.max_seq_length (64)");
+  msg = error_of([] { config_from_overrides({"training.position_span=600"}); });
+  EXPECT_HAS(msg, "model.max_position_embeddings (512), got 600");
+}
+
 TEST(ConfigTest, BadOverrideSyntax) {
   for (std::string bad : {"model.hidden_size", "=3", "model..hidden_size=3", ".x=1", "model.=2"}) {
     std::string msg = error_of([&] { tisa::config::config_from_overrides({bad}); });
@@ -332,7 +343,7 @@ TEST(ConfigTest, DescribeDefaultsListsEveryKey) {
     if (key.rfind("model.position.", 0) == 0) ++position_keys;
   EXPECT_GE(position_keys, 3u + 4 + 7 + 1 + 2 + 3);  // shaw, tisa, rope, t5 and fire at least
   EXPECT_EQ(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')),
-            17 + position_keys + 11 + 11 + 4 + 16 + 15);
+            17 + position_keys + 11 + 11 + 4 + 17 + 15);
 }
 
 TEST(ConfigTest, ModelConfigJsonRoundTrip) {

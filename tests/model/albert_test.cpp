@@ -110,6 +110,45 @@ TEST(Albert, MaskedPositionsMatchFullProjection) {
 
 class RoundTrip : public ::testing::TestWithParam<int> {};
 
+// training.position_span: sequence b reads the learned position rows offsets[b] … offsets[b]+L−1.
+// Zero offsets give the unshifted forward bit for bit; an offset o gives what a table whose rows
+// start at o gives unshifted; and the gradient reaches exactly the rows read.
+TEST(Albert, ShiftedPositionsReadTheTableFromEachSequencesOffset) {
+  auto c = tiny(true, "none");
+  torch::manual_seed(3);
+  tisa::model::AlbertModel m(c);
+  m->eval();
+  const auto ids = torch::randint(5, 50, {2, 7}, torch::kLong);
+  const torch::Tensor none;  // token types 0, no padding
+  tisa::model::ForwardOptions zero;
+  zero.position_offsets = torch::zeros({2}, torch::kLong);
+  EXPECT_TRUE(torch::equal(m->forward(ids, none, none).last_hidden_state, m->forward(ids, none, none, zero).last_hidden_state));
+
+  tisa::model::ForwardOptions shifted;
+  shifted.position_offsets = torch::tensor({5, 0}, torch::kLong);
+  const auto out = m->forward(ids, none, none, shifted).last_hidden_state;
+  const auto table = m->embeddings->position_embeddings->weight;
+  {
+    torch::NoGradGuard no_grad;
+    auto original = table.clone();
+    table.narrow(0, 0, 7).copy_(original.narrow(0, 5, 7));  // rows 5 … 11 moved to 0 … 6
+    const auto moved = m->forward(ids, none, none).last_hidden_state;
+    EXPECT_TRUE(close(out[0], moved[0], 1e-6, 1e-6, "sequence 0 against the moved table"));
+    table.copy_(original);
+  }
+  EXPECT_TRUE(torch::equal(out[1], m->forward(ids, none, none).last_hidden_state[1]));
+
+  m->train();
+  m->forward(ids, none, none, shifted).last_hidden_state.pow(2).sum().backward();
+  const auto touched = table.grad().abs().sum(1).gt(0);  // [P]
+  for (int64_t row = 0; row < table.size(0); ++row)
+    EXPECT_EQ(touched[row].item<bool>(), row < 12) << "row " << row;
+
+  tisa::model::ForwardOptions outside;
+  outside.position_offsets = torch::tensor({26, 0}, torch::kLong);  // 26 + 7 > 32 rows
+  EXPECT_THROW(m->forward(ids, none, none, outside), c10::Error);
+}
+
 TEST_P(RoundTrip, SaveLoadGivesSameParametersAndOutputs) {
   const int which = GetParam();
   ModelConfig c = which == 0 ? tiny(true, "tisa")

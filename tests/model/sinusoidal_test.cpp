@@ -37,7 +37,9 @@ TEST(Sinusoidal, AddsTheTableToTheEmbeddingsAndWorksPastTheTableLength) {
   m->eval();
   EXPECT_EQ(tisa::model::positional_parameter_count(c), 0);
   auto ids = torch::full({1, 10}, 5L);  // one word repeated, 10 > 4 rows
-  auto out = m->forward(ids, {}, {}, {/*hidden_states=*/true, false});
+  tisa::model::ForwardOptions with_hidden_states;
+  with_hidden_states.hidden_states = true;
+  auto out = m->forward(ids, {}, {}, with_hidden_states);
   auto e = out.embedding_output[0];  // [10, 8]: rows differ only through the positions
   EXPECT_GT((e[0] - e[9]).abs().max().item<double>(), 1e-3);
   auto& emb = *m->embeddings;

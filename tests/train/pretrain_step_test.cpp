@@ -245,4 +245,54 @@ TEST(ArchitectureCheckTest, TrainingTimeKeysMayDifferAndComeFromTheConfig) {
   EXPECT_EQ(out.hidden_size, 16);
 }
 
+// training.position_span: the offsets are a pure function of (seed, update, rank, micro-batch),
+// uniform over 0 … span−L, and the update trains the rows they reach and no others.
+TEST(PretrainStepTest, PositionOffsetsAreDrawnFromTheUpdateAndCoverTheSpan) {
+  const auto a = train::draw_position_offsets(7, 3, 0, 1, 4096, 6, 12);
+  EXPECT_EQ(a, train::draw_position_offsets(7, 3, 0, 1, 4096, 6, 12));
+  EXPECT_NE(a, train::draw_position_offsets(7, 4, 0, 1, 4096, 6, 12));
+  EXPECT_NE(a, train::draw_position_offsets(7, 3, 1, 1, 4096, 6, 12));
+  EXPECT_NE(a, train::draw_position_offsets(7, 3, 0, 0, 4096, 6, 12));
+  EXPECT_NE(a, train::draw_position_offsets(8, 3, 0, 1, 4096, 6, 12));
+  std::vector<int> seen(7, 0);
+  for (int64_t o : a) {
+    ASSERT_GE(o, 0);
+    ASSERT_LE(o, 6);
+    ++seen[static_cast<size_t>(o)];
+  }
+  for (int n : seen) EXPECT_GT(n, 4096 / 7 / 2);  // each of the 7 offsets drawn, roughly evenly
+  EXPECT_EQ(train::draw_position_offsets(7, 3, 0, 1, 5, 6, 6), std::vector<int64_t>(5, 0));
+  EXPECT_THROW(train::draw_position_offsets(7, 3, 0, 1, 5, 6, 5), std::exception);
+}
+
+TEST(PretrainStepTest, PositionSpanTrainsTheRowsItShiftsToAndNoOthers) {
+  // Rows the update does not read keep their values exactly (no weight decay; Adam's moments
+  // of an untouched row stay 0). The batch has 6 positions; the table 16 rows.
+  auto rows_changed = [](int64_t span) {
+    config::Config c = tiny_config();
+    c.optimizer.weight_decay = 0.0;
+    torch::manual_seed(1);
+    model::AlbertForPreTraining model(c.model);
+    optim::NamedParams params;
+    for (const auto& p : model->named_parameters()) params.emplace_back(p.key(), p.value());
+    auto opt = optim::make_optimizer(c.optimizer, params);
+    optim::LrSchedule schedule(c.schedule, c.optimizer.lr, 10);
+    train::PretrainStep step(model, *opt, schedule, 1.0, torch::kCPU, config::Precision::kFp32);
+    step.position_span = span;
+    step.position_seed = 5;
+    const auto& table = model->albert->embeddings->position_embeddings->weight;
+    const auto before = table.detach().clone();
+    for (int64_t u = 0; u < 8; ++u) step({hand_batch()}, u);
+    return table.detach().ne(before).any(1);  // [16]
+  };
+  const auto unshifted = rows_changed(0), shifted = rows_changed(12);
+  for (int64_t row = 0; row < 16; ++row) {
+    EXPECT_EQ(unshifted[row].item<bool>(), row < 6) << "span 0, row " << row;
+    if (row >= 12) {
+      EXPECT_FALSE(shifted[row].item<bool>()) << "span 12, row " << row;
+    }
+  }
+  EXPECT_TRUE(shifted.narrow(0, 6, 6).any().item<bool>()) << "no row past the batch's 6 positions was trained";
+}
+
 }  // namespace

@@ -11,6 +11,8 @@ struct AbsolutePositionsImpl : torch::nn::Module {
   AbsolutePositionsImpl(int64_t max_positions, int64_t embedding_size, double init_std);
   // Rows 0 … length−1: [length, E] (broadcasts over the batch).
   torch::Tensor forward(int64_t length);
+  // Rows offsets[b] … offsets[b]+length−1 for each sequence b: [B, length, E] (offsets [B] int64).
+  torch::Tensor shifted(const torch::Tensor& offsets, int64_t length);
   torch::Tensor weight;  // [P, E]
 };
 TORCH_MODULE(AbsolutePositions);
