@@ -4,8 +4,8 @@
 #   2. tokenise the corpus once into a binary dataset
 #   3. pretrain a small ALBERT + TISA for a few minutes (MLM + SOP, LAMB): the `cpu` paper
 #      scale's TISA variant (configs/paper/cpu/common.yaml --position tisa, every choice explained there) for fewer
-#      updates — H 128, 2 unshared layers, 4k vocabulary, single-word masking, bf16 on a CPU with
-#      native bf16 and fp32 elsewhere (training.precision: auto); 2 heads, E 64 and ALBERT's tanh
+#      updates — H 128, 2 unshared layers, 4k vocabulary, single-word masking, bf16 on a CPU whose
+#      bf16 products outrun fp32 and fp32 elsewhere (training.precision: auto); 2 heads, E 64 and ALBERT's tanh
 #      GELU, the model its reference figure below was measured with (the full scale moved to 4
 #      heads, E 128 and the exact GELU, and later to LAMB 0.005 over 15,000 updates so that
 #      `absolute` trains: docs/results/paper-cpu-recipe.md); the demo keeps LAMB 0.01, TISA's
@@ -60,5 +60,5 @@ echo "Pretraining metrics: $OUT/pretrain/metrics.jsonl   GLUE results: $OUT/glue
 "$BIN" eval --task SST-2 --model "$OUT/glue/SST-2/seed-12345/best" --data-dir data/sample/glue
 # Each step is deterministic for a pinned thread count, build and CPU; across machines the result
 # varies by a few points (README, "Set-up"; measured values there).
-echo "(measured with Debian's LibTorch 1.13 on 2 cores: dev acc 0.72-0.76 across Intel Xeons with avx512_bf16"
-echo " (bf16) and an AMD EPYC without it (fp32); validation MLM accuracy about 0.26; chance is 0.509)"
+echo "(measured with Debian's LibTorch 1.13 on 2 cores: dev acc 0.72-0.76 across Intel Xeons and AMD EPYCs, in bf16"
+echo " and fp32 as training.precision: auto chose; validation MLM accuracy about 0.26; chance is 0.509)"

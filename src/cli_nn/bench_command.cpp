@@ -192,7 +192,8 @@ nlohmann::json describe_machine(std::ostream& os) {
   os << "LibTorch " << TORCH_VERSION << ", BLAS " << info.blas_library << ", intra-op threads " << at::get_num_threads()
      << ", OMP_WAIT_POLICY " << info.omp_wait_policy << ", OPENBLAS_CORETYPE " << (coretype ? coretype : "(unset)")
      << ", ATen CPU kernels " << info.aten_cpu_capability << ", allocator " << info.allocator
-     << "\nCPU " << cpu_model_name() << ", native bf16: " << (cpu_bf16_support().native ? "yes" : "no") << " ("
+     << "\nCPU " << cpu_model_name() << ", native bf16: " << (cpu_bf16_support().native ? "yes" : "no")
+     << ", bf16 products faster than f32: " << (cpu_bf16_support().fast_products ? "yes" : "no") << " ("
      << cpu_bf16_support().why << ")\n";
   return {{"torch_version", TORCH_VERSION},
           {"blas", info.blas_library},
@@ -203,7 +204,8 @@ nlohmann::json describe_machine(std::ostream& os) {
           {"aten_cpu_capability", info.aten_cpu_capability},
           {"allocator", info.allocator},
           {"cpu", cpu_model_name()},
-          {"cpu_native_bf16", cpu_bf16_support().native}};
+          {"cpu_native_bf16", cpu_bf16_support().native},
+          {"cpu_fast_bf16_products", cpu_bf16_support().fast_products}};
 }
 
 // --gemm: the matrix products of the model's sizes at the first shape's token count.

@@ -26,7 +26,7 @@ void add_version_command(CLI::App& app) {
     std::printf("allocator        %s\n", info.allocator.c_str());
     const auto& bf16 = cpu_bf16_support();
     std::printf("CPU              %s (native bf16: %s, %s; training.precision auto -> %s)\n", cpu_model_name().c_str(),
-                bf16.native ? "yes" : "no", bf16.why.c_str(), bf16.native ? "bf16" : "fp32");
+                bf16.native ? "yes" : "no", bf16.why.c_str(), bf16.fast_products ? "bf16" : "fp32");
     std::printf("CUDA             %s\n", info.cuda_available ? "available" : "not available");
   });
 }

@@ -9,9 +9,16 @@
 namespace tisa {
 
 struct CpuBf16Support {
-  bool native = false;  // the CPU has AVX512_BF16 (bf16 dot products) and the OS saves AVX-512 state
-  std::string why;      // one line for logs: what was found
+  bool native = false;         // the CPU has AVX512_BF16 (bf16 dot products) and the OS saves AVX-512 state
+  bool fast_products = false;  // its bf16 matrix products outrun its f32 ones (see bf16_products_outrun_fp32)
+  std::string why;             // one line for logs: what was found
 };
+
+// Whether bf16 products beat f32 on a CPU with native bf16: with AMX-BF16 (tile products), or on an
+// AMD core, which issues vdpbf16ps at twice the f32 FMA's flop rate. Intel cores without AMX issue
+// it at the FMA's rate, so bf16 there only adds casts (docs/perf/README.md, "bf16 on Intel without
+// AMX"). A rule on the instruction sets, not a timing, so that a run's precision is the same every time.
+bool bf16_products_outrun_fp32(bool native, bool amx_bf16, const std::string& vendor);
 
 // Read with CPUID / XGETBV once; the same answer for the whole process.
 const CpuBf16Support& cpu_bf16_support();

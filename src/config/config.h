@@ -251,7 +251,7 @@ struct ScheduleConfig {
 // ---------------------------------------------------------------------------- training
 enum class Device { kCpu, kCuda };
 inline constexpr NameTable<Device, 2> kDeviceNames{{{"cpu", Device::kCpu}, {"cuda", Device::kCuda}}};
-// kAuto: bf16 where the device computes it natively, else fp32 (train/precision_choice.h); a run
+// kAuto: bf16 where the device computes it faster than fp32, else fp32 (train/precision_choice.h); a run
 // resolves it once at start and records the result in its config.yaml.
 enum class Precision { kFp32, kBf16, kAuto };
 inline constexpr NameTable<Precision, 3> kPrecisionNames{
@@ -293,8 +293,8 @@ struct TrainingConfig {
     v.field("threads", threads, "intra-op threads (0 = LibTorch default)");
     v.choice("device", device, kDeviceNames, "cpu or cuda");
     v.choice("precision", precision, kPrecisionNames,
-             "fp32, bf16 (autocast) or auto (bf16 where the device computes it natively: CUDA, or a CPU with "
-             "avx512_bf16; else fp32)");
+             "fp32, bf16 (autocast) or auto (bf16 where it outruns fp32: CUDA, or a CPU with AMX or an AMD "
+             "CPU with avx512_bf16; else fp32)");
     v.field("max_bad_steps", max_bad_steps, "consecutive NaN/Inf losses tolerated before stopping");
     v.field("deterministic", deterministic, "use deterministic algorithms");
     v.field("position_span", position_span,

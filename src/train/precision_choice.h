@@ -1,14 +1,17 @@
 #pragma once
 // training.precision: auto resolved to what the device computes fast, once per run.
 //
-// `auto` is bf16 on CUDA and on a CPU with native bf16 arithmetic (common/cpu_features.h), fp32
-// elsewhere: on an AVX2-only CPU LibTorch's bf16 matrix products are an order of magnitude slower
-// than fp32 (docs/perf/README.md, "bf16 on a CPU without native bf16"). An explicit bf16 on such
-// a CPU is kept — the user asked for it — with a warning that says what it costs.
+// `auto` is bf16 on CUDA and on a CPU whose bf16 matrix products outrun its f32 ones (AMX, or
+// AVX512_BF16 on AMD: common/cpu_features.h), fp32 elsewhere. On an AVX2-only CPU LibTorch's bf16
+// products are an order of magnitude slower than fp32 ("bf16 on a CPU without native bf16" in
+// docs/perf/README.md); on an Intel CPU with AVX512_BF16 but no AMX they run at about half f32's
+// rate ("bf16 on Intel without AMX"). An explicit bf16 is kept — the user asked for it — with a
+// warning where the CPU emulates it, and a note where fp32 would be faster.
 #include <c10/core/Device.h>
 
 #include <string>
 
+#include "common/cpu_features.h"
 #include "config/config.h"
 
 namespace tisa::train {
@@ -20,8 +23,7 @@ struct PrecisionChoice {
 };
 
 // The decision itself, separate from the machine so that it can be tested on any machine.
-PrecisionChoice resolve_precision(config::Precision requested, bool cuda, bool cpu_native_bf16,
-                                  const std::string& cpu_why);
+PrecisionChoice resolve_precision(config::Precision requested, bool cuda, const CpuBf16Support& cpu);
 
 // resolve_precision for `device` and this machine's CPU; logs the choice under `tag` ("[train]",
 // "[glue]", ...) and warns about an explicit bf16 on a CPU without native bf16.

@@ -31,6 +31,21 @@ TEST(CpuFeatures, NativeBf16AgreesWithTheKernelsFlags) {
               support.why.c_str());
 }
 
+// The kernel lists amx_bf16 only when it also enabled the tile state; the vendor is its vendor_id.
+TEST(CpuFeatures, FastBf16ProductsFollowTheKernelsAmxFlagAndVendor) {
+  const std::string flags = kernel_cpu_flags();
+  if (flags.empty()) GTEST_SKIP() << "no /proc/cpuinfo flags on this system";
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, vendor;
+  while (vendor.empty() && std::getline(in, line))
+    if (line.rfind("vendor_id", 0) == 0) vendor = line.substr(line.find_first_not_of(" \t", line.find(':') + 1));
+  const auto& support = tisa::cpu_bf16_support();
+  const bool amx = has_flag(flags, "amx_bf16") && has_flag(flags, "amx_tile");
+  EXPECT_EQ(support.fast_products, tisa::bf16_products_outrun_fp32(support.native, amx, vendor))
+      << support.why << " | vendor " << vendor << " | flags:" << flags;
+  std::printf("[cpu] %s: bf16 products faster than f32: %s\n", vendor.c_str(), support.fast_products ? "yes" : "no");
+}
+
 TEST(CpuFeatures, ModelNameIsReported) {
   if (kernel_cpu_flags().empty()) GTEST_SKIP() << "no /proc/cpuinfo on this system";
   EXPECT_NE(tisa::cpu_model_name(), "unknown CPU");

@@ -1,4 +1,4 @@
-// training.precision auto: bf16 only where the device computes it natively; an explicit choice is
+// training.precision auto: bf16 only where the device computes it faster than fp32; an explicit choice is
 // kept; an unresolved auto cannot reach the model.
 #include <gtest/gtest.h>
 
@@ -12,31 +12,56 @@ namespace {
 using tisa::config::Precision;
 using tisa::train::resolve_precision;
 
+// The three kinds of CPU the rule tells apart, as cpu_features.cpp describes them.
+const tisa::CpuBf16Support kNoBf16{false, false, "no AVX-512"};
+const tisa::CpuBf16Support kBf16AtFp32Rate{true, false, "AVX512_BF16 without AMX on GenuineIntel"};
+const tisa::CpuBf16Support kFastBf16{true, true, "AVX512_BF16 and AMX-BF16"};
+
 TEST(PrecisionChoice, AutoIsFp32OnACpuWithoutNativeBf16) {
-  auto c = resolve_precision(Precision::kAuto, /*cuda=*/false, /*cpu_native_bf16=*/false, "no AVX-512");
+  auto c = resolve_precision(Precision::kAuto, /*cuda=*/false, kNoBf16);
   EXPECT_EQ(c.precision, Precision::kFp32);
   EXPECT_FALSE(c.slow_bf16);
   EXPECT_NE(c.why.find("no AVX-512"), std::string::npos) << c.why;
 }
 
-TEST(PrecisionChoice, AutoIsBf16OnANativeBf16CpuAndOnCuda) {
-  EXPECT_EQ(resolve_precision(Precision::kAuto, false, true, "AVX512_BF16").precision, Precision::kBf16);
-  EXPECT_EQ(resolve_precision(Precision::kAuto, true, false, "no AVX-512").precision, Precision::kBf16);
+TEST(PrecisionChoice, AutoIsBf16WhereBf16ProductsOutrunFp32AndOnCuda) {
+  EXPECT_EQ(resolve_precision(Precision::kAuto, false, kFastBf16).precision, Precision::kBf16);
+  EXPECT_EQ(resolve_precision(Precision::kAuto, true, kNoBf16).precision, Precision::kBf16);
+  EXPECT_EQ(resolve_precision(Precision::kAuto, true, kBf16AtFp32Rate).precision, Precision::kBf16);
+}
+
+TEST(PrecisionChoice, AutoIsFp32WhereNativeBf16ProductsRunNoFasterThanFp32) {
+  auto c = resolve_precision(Precision::kAuto, false, kBf16AtFp32Rate);
+  EXPECT_EQ(c.precision, Precision::kFp32);
+  EXPECT_FALSE(c.slow_bf16);
+  EXPECT_NE(c.why.find("without AMX"), std::string::npos) << c.why;
 }
 
 TEST(PrecisionChoice, AnExplicitChoiceIsKeptAndASlowBf16IsFlagged) {
-  EXPECT_EQ(resolve_precision(Precision::kFp32, true, true, "").precision, Precision::kFp32);
-  auto slow = resolve_precision(Precision::kBf16, false, false, "no AVX-512");
+  EXPECT_EQ(resolve_precision(Precision::kFp32, true, kFastBf16).precision, Precision::kFp32);
+  auto slow = resolve_precision(Precision::kBf16, false, kNoBf16);
   EXPECT_EQ(slow.precision, Precision::kBf16);
   EXPECT_TRUE(slow.slow_bf16);
-  EXPECT_FALSE(resolve_precision(Precision::kBf16, false, true, "AVX512_BF16").slow_bf16);
-  EXPECT_FALSE(resolve_precision(Precision::kBf16, true, false, "no AVX-512").slow_bf16);
+  EXPECT_FALSE(resolve_precision(Precision::kBf16, false, kFastBf16).slow_bf16);
+  EXPECT_FALSE(resolve_precision(Precision::kBf16, true, kNoBf16).slow_bf16);
+  auto no_faster = resolve_precision(Precision::kBf16, false, kBf16AtFp32Rate);
+  EXPECT_EQ(no_faster.precision, Precision::kBf16);
+  EXPECT_FALSE(no_faster.slow_bf16);
+  EXPECT_NE(no_faster.why.find("fp32 is faster"), std::string::npos) << no_faster.why;
+}
+
+TEST(PrecisionChoice, Bf16ProductsOutrunFp32WithAmxOrOnAnAmdCore) {
+  EXPECT_TRUE(tisa::bf16_products_outrun_fp32(true, true, "GenuineIntel"));
+  EXPECT_TRUE(tisa::bf16_products_outrun_fp32(true, false, "AuthenticAMD"));
+  EXPECT_FALSE(tisa::bf16_products_outrun_fp32(true, false, "GenuineIntel"));
+  EXPECT_FALSE(tisa::bf16_products_outrun_fp32(false, true, "GenuineIntel"));
+  EXPECT_FALSE(tisa::bf16_products_outrun_fp32(false, false, "AuthenticAMD"));
 }
 
 TEST(PrecisionChoice, ChoosePrecisionFollowsThisMachinesCpu) {
-  const bool native = tisa::cpu_bf16_support().native;
+  const bool fast = tisa::cpu_bf16_support().fast_products;
   EXPECT_EQ(tisa::train::choose_precision(Precision::kAuto, c10::Device(c10::kCPU), "[test]"),
-            native ? Precision::kBf16 : Precision::kFp32);
+            fast ? Precision::kBf16 : Precision::kFp32);
 }
 
 TEST(PrecisionChoice, UnresolvedAutoCannotReachTheModel) {

@@ -462,7 +462,7 @@ TEST_F(PretrainITest, PrecisionAutoIsResolvedAndRecorded) {
   const auto dir = test::make_temp_dir("run_auto_precision");
   auto cfg = small_run({"training.precision=auto", "training.steps=2", "training.eval_interval=0"});
   ASSERT_EQ(train::run_pretraining(cfg, options(dir)).exit_code, kExitOk);
-  const auto expected = cpu_bf16_support().native ? config::Precision::kBf16 : config::Precision::kFp32;
+  const auto expected = cpu_bf16_support().fast_products ? config::Precision::kBf16 : config::Precision::kFp32;
   EXPECT_EQ(config::load_config(dir + "/config.yaml").training.precision, expected);
   auto resume = options(dir);
   resume.resume = true;
