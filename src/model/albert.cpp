@@ -142,6 +142,8 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
       bias = scheme->add_to_logits(zero, q);
       if (bias.is_same(zero)) bias = torch::Tensor();
     }
+    // The mask clamped to bf16's range for both dtypes: finite with room below float's lowest, so
+    // that a negative bias added to it cannot overflow to −∞.
     context = cpu_attention(q, k, v, bias, finite_mask_for(additive_mask, torch::kBFloat16));
   } else if (uses_fused(scheme, probs_out != nullptr)) {
     // The position term is a q/k transform and/or a pure logit bias: rotate q, k and hand
@@ -183,7 +185,8 @@ bool AlbertAttentionImpl::uses_fused(const RelativeSchemeImpl* scheme, bool prob
 
 bool AlbertAttentionImpl::uses_cpu_kernel(const RelativeSchemeImpl* scheme, bool probs_requested,
                                           const torch::Tensor& q) const {
-  if (backend != AttentionBackend::kCpuKernel && !(backend == AttentionBackend::kAuto && cpu_attention_native()))
+  if (backend != AttentionBackend::kCpuKernel &&
+      !(backend == AttentionBackend::kAuto && cpu_attention_native(q.scalar_type())))
     return false;
   if (probs_requested || (scheme && scheme->has_output_term()) || !cpu_attention_supports(q)) return false;
   return !is_training() || attention_dropout->options.p() == 0.0;

@@ -1,28 +1,36 @@
-// Softmax attention for one (batch, head) over bf16 rows, forward and backward, with everything
+// Softmax attention for one (batch, head) over bf16 or float32 rows, forward and backward, with everything
 // between the products kept in float32 inside the cache: S = q·kᵀ·scale + bias + mask, P =
 // softmax(S), O = P·v; backward dv = Pᵀ·dO, dS = P ∘ (dO·vᵀ − rowsum), dq = dS·k·scale, dk =
 // dSᵀ·q·scale. Made for the small heads of the research-scale recipe (d 32–128, L ≤ 1024), where
 // ATen's batched products, the [B, H, L, L] softmax and the casts between them cost more than the
 // arithmetic (docs/perf/README.md, "A CPU attention kernel for small heads").
 //
-// The products run on AVX512_BF16 dot products (float32 accumulation) where the CPU has them and
-// as a scalar loop otherwise (same pairing of terms; tests and CPUs without bf16). Each head is
-// computed alone in a fixed order, so results do not depend on the thread count. No torch header.
+// bf16 rows: the products run on AVX512_BF16 dot products (float32 accumulation) where the CPU
+// has them and as a scalar loop otherwise (same pairing of terms; tests and CPUs without bf16).
+// float32 rows (the fp32 models): on AVX-512 FMAs, or a scalar loop. Each head is computed alone
+// in a fixed order, so results do not depend on the thread count. No torch header.
 #pragma once
 
 #include <cstdint>
 
 namespace tisa::model::kernels {
 
-// A [rows, d] block of bf16 rows: row r starts at data + r·row_stride (elements), d contiguous.
-struct Bf16Rows {
-  const uint16_t* data = nullptr;
+// A [rows, d] block of rows of T (uint16_t: bf16 bits; float): row r starts at
+// data + r·row_stride (elements), d contiguous.
+template <typename T>
+struct Rows {
+  const T* data = nullptr;
   int64_t row_stride = 0;
 };
-struct MutableBf16Rows {
-  uint16_t* data = nullptr;
+template <typename T>
+struct MutableRows {
+  T* data = nullptr;
   int64_t row_stride = 0;
 };
+using Bf16Rows = Rows<uint16_t>;
+using MutableBf16Rows = MutableRows<uint16_t>;
+using F32Rows = Rows<float>;
+using MutableF32Rows = MutableRows<float>;
 
 struct HeadShape {
   int64_t length = 0;     // L: queries = keys
@@ -33,22 +41,28 @@ struct HeadShape {
 // Row stride of the saved probabilities P [L, probs_stride(L)] (L rounded up to even, zero-padded).
 int64_t probs_stride(int64_t length);
 
-// Forward of one head. bias: [L, L] float32 (row stride bias_stride; null = none); mask: [L]
-// float32 added to every row (null = none). Writes P (bf16, [L, probs_stride(L)]) for the
-// backward and the output O [L, d].
+// Forward of one head over bf16 rows (d even) or float32 rows. bias: [L, L] float32 (row stride
+// bias_stride; null = none); mask: [L] float32 added to every row (null = none). Writes P (in the
+// rows' type, [L, probs_stride(L)]) for the backward and the output O [L, d].
 void attention_forward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const float* bias,
                        int64_t bias_stride, const float* mask, uint16_t* probs, MutableBf16Rows out);
+void attention_forward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, const float* bias,
+                       int64_t bias_stride, const float* mask, float* probs, MutableF32Rows out);
 
 // Backward of one head from the saved P and the output gradient dO [L, d]. Writes dq, dk, dv
-// [L, d] in bf16 and, when dlogits is not null, dS (the gradient of the logits, that is of
-// the bias) as float32 [L, L] (row stride L): written, or added to what is there when
+// [L, d] in the rows' type and, when dlogits is not null, dS (the gradient of the logits, that is
+// of the bias) as float32 [L, L] (row stride L): written, or added to what is there when
 // `accumulate_dlogits` (the heads of a batch summed into one bias gradient, in the caller's order).
 void attention_backward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const uint16_t* probs,
                         Bf16Rows grad_out, MutableBf16Rows dq, MutableBf16Rows dk, MutableBf16Rows dv,
                         float* dlogits, bool accumulate_dlogits = false);
+void attention_backward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, const float* probs,
+                        F32Rows grad_out, MutableF32Rows dq, MutableF32Rows dk, MutableF32Rows dv, float* dlogits,
+                        bool accumulate_dlogits = false);
 
-// Whether the AVX512_BF16 path runs on this CPU; `force_scalar` (tests) selects the scalar loop.
-bool attention_vectorised();
+// Whether the vectorised path runs on this CPU for bf16 (AVX512_BF16) or float32 (AVX-512 F/BW/VL);
+// `force_scalar` (tests) selects the scalar loops for both.
+bool attention_vectorised(bool bf16 = true);
 void attention_force_scalar(bool force_scalar);
 
 }  // namespace tisa::model::kernels

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "model/attention_kernels.h"
@@ -15,22 +16,33 @@ namespace {
 
 namespace k = kernels;
 
-const uint16_t* bf16_data(const at::Tensor& t) { return reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>()); }
-uint16_t* bf16_data_mut(at::Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
+// A tensor's elements as the kernels store them: bf16 as its bits, float32 as float.
+template <typename T>
+const T* elements(const at::Tensor& t) {
+  if constexpr (std::is_same_v<T, float>) return t.data_ptr<float>();
+  else return reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>());
+}
+template <typename T>
+T* elements_mut(at::Tensor& t) {
+  if constexpr (std::is_same_v<T, float>) return t.data_ptr<float>();
+  else return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>());
+}
 
 // Rows of head (b, h) of a [B, H, L, d] tensor whose last dimension is contiguous.
-k::Bf16Rows head_rows(const at::Tensor& t, int64_t b, int64_t h) {
-  return {bf16_data(t) + b * t.stride(0) + h * t.stride(1), t.stride(2)};
+template <typename T>
+k::Rows<T> head_rows(const at::Tensor& t, int64_t b, int64_t h) {
+  return {elements<T>(t) + b * t.stride(0) + h * t.stride(1), t.stride(2)};
 }
-k::MutableBf16Rows head_rows_mut(at::Tensor& t, int64_t b, int64_t h) {
-  return {bf16_data_mut(t) + b * t.stride(0) + h * t.stride(1), t.stride(2)};
+template <typename T>
+k::MutableRows<T> head_rows_mut(at::Tensor& t, int64_t b, int64_t h) {
+  return {elements_mut<T>(t) + b * t.stride(0) + h * t.stride(1), t.stride(2)};
 }
 
 at::Tensor with_contiguous_rows(const at::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); }
 
-// A [B, H, L, d] bf16 tensor laid out as [B, L, H, d] (what the output projection reads).
+// A [B, H, L, d] tensor of `options`' dtype laid out as [B, L, H, d] (what the output projection reads).
 at::Tensor heads_last_layout(int64_t B, int64_t H, int64_t L, int64_t d, const at::TensorOptions& options) {
-  return at::empty({B, L, H, d}, options.dtype(at::kBFloat16)).permute({0, 2, 1, 3});
+  return at::empty({B, L, H, d}, options).permute({0, 2, 1, 3});
 }
 
 // bias as contiguous float32 [Bb, Hb, L, L] with Bb ∈ {1, B}, Hb ∈ {1, H}; row (b, h) at offset().
@@ -55,6 +67,48 @@ struct ExpandedBias {
   }
 };
 
+// The heads of a batch through the kernels for element type T (uint16_t: bf16; float).
+template <typename T>
+void forward_heads(const k::HeadShape& shape, const at::Tensor& q, const at::Tensor& kt, const at::Tensor& v,
+                   const ExpandedBias& bias, const at::Tensor& mask, at::Tensor& probs, at::Tensor& out) {
+  const int64_t B = q.size(0), H = q.size(1), L = q.size(2);
+  at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t b = i / H, h = i % H;
+      k::attention_forward(shape, head_rows<T>(q, b, h), head_rows<T>(kt, b, h), head_rows<T>(v, b, h), bias.at(b, h),
+                           L, mask.defined() ? mask.data_ptr<float>() + b * L : nullptr,
+                           elements_mut<T>(probs) + i * L * k::probs_stride(L), head_rows_mut<T>(out, b, h));
+    }
+  });
+}
+
+// dq, dk, dv and, where dlogits is defined, the bias gradient: summed over the batch into
+// [1, H, L, L] when `per_head_sum` (each head by one thread, in batch order), else per head.
+template <typename T>
+void backward_heads(const k::HeadShape& shape, const at::Tensor& q, const at::Tensor& kt, const at::Tensor& v,
+                    const at::Tensor& probs, const at::Tensor& grad_out, at::Tensor& dq, at::Tensor& dk,
+                    at::Tensor& dv, at::Tensor& dlogits, bool per_head_sum) {
+  const int64_t B = q.size(0), H = q.size(1), L = q.size(2);
+  auto backward_head = [&](int64_t b, int64_t h) {
+    float* ds = nullptr;
+    if (dlogits.defined()) ds = dlogits.data_ptr<float>() + (per_head_sum ? h : b * H + h) * L * L;
+    k::attention_backward(shape, head_rows<T>(q, b, h), head_rows<T>(kt, b, h), head_rows<T>(v, b, h),
+                          elements<T>(probs) + (b * H + h) * L * k::probs_stride(L), head_rows<T>(grad_out, b, h),
+                          head_rows_mut<T>(dq, b, h), head_rows_mut<T>(dk, b, h), head_rows_mut<T>(dv, b, h), ds,
+                          /*accumulate_dlogits=*/per_head_sum);
+  };
+  if (per_head_sum) {
+    at::parallel_for(0, H, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t h = begin; h < end; ++h)
+        for (int64_t b = 0; b < B; ++b) backward_head(b, h);
+    });
+  } else {
+    at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) backward_head(i / H, i % H);
+    });
+  }
+}
+
 struct CpuAttentionFunction : torch::autograd::Function<CpuAttentionFunction> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, at::Tensor q, at::Tensor kt, at::Tensor v,
                             at::Tensor bias, at::Tensor key_mask) {
@@ -70,16 +124,10 @@ struct CpuAttentionFunction : torch::autograd::Function<CpuAttentionFunction> {
                   " is not one additive row of ", L, " per sequence of ", B);
       mask = key_mask.to(at::kFloat).reshape({B, L}).contiguous();
     }
-    auto probs = at::empty({B, H, L, k::probs_stride(L)}, q.options().dtype(at::kBFloat16));
+    auto probs = at::empty({B, H, L, k::probs_stride(L)}, q.options());
     auto out = heads_last_layout(B, H, L, d, q.options());
-    at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t b = i / H, h = i % H;
-        k::attention_forward(shape, head_rows(q, b, h), head_rows(kt, b, h), head_rows(v, b, h), expanded.at(b, h), L,
-                             mask.defined() ? mask.data_ptr<float>() + b * L : nullptr,
-                             bf16_data_mut(probs) + i * L * k::probs_stride(L), head_rows_mut(out, b, h));
-      }
-    });
+    if (q.scalar_type() == at::kFloat) forward_heads<float>(shape, q, kt, v, expanded, mask, probs, out);
+    else forward_heads<uint16_t>(shape, q, kt, v, expanded, mask, probs, out);
     ctx->save_for_backward({q, kt, v, probs});
     ctx->saved_data["bias_sizes"] = bias.numel() > 0 ? bias.sizes().vec() : std::vector<int64_t>{};
     ctx->saved_data["bias_dtype"] = static_cast<int64_t>(bias.scalar_type());
@@ -92,7 +140,7 @@ struct CpuAttentionFunction : torch::autograd::Function<CpuAttentionFunction> {
     const auto &q = saved[0], &kt = saved[1], &v = saved[2], &probs = saved[3];
     const int64_t B = q.size(0), H = q.size(1), L = q.size(2), d = q.size(3);
     const k::HeadShape shape{L, d, static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)))};
-    const auto grad_out = with_contiguous_rows(grads[0].to(at::kBFloat16));
+    const auto grad_out = with_contiguous_rows(grads[0].to(q.scalar_type()));
     auto dq = heads_last_layout(B, H, L, d, q.options());
     auto dk = heads_last_layout(B, H, L, d, q.options());
     auto dv = heads_last_layout(B, H, L, d, q.options());
@@ -107,24 +155,10 @@ struct CpuAttentionFunction : torch::autograd::Function<CpuAttentionFunction> {
     at::Tensor dlogits;
     if (per_head_sum) dlogits = at::zeros({1, H, L, L}, q.options().dtype(at::kFloat));
     else if (bias_grad) dlogits = at::empty({B, H, L, L}, q.options().dtype(at::kFloat));
-    auto backward_head = [&](int64_t b, int64_t h) {
-      float* ds = nullptr;
-      if (bias_grad) ds = dlogits.data_ptr<float>() + (per_head_sum ? h : b * H + h) * L * L;
-      k::attention_backward(shape, head_rows(q, b, h), head_rows(kt, b, h), head_rows(v, b, h),
-                            bf16_data(probs) + (b * H + h) * L * k::probs_stride(L), head_rows(grad_out, b, h),
-                            head_rows_mut(dq, b, h), head_rows_mut(dk, b, h), head_rows_mut(dv, b, h), ds,
-                            /*accumulate_dlogits=*/per_head_sum);
-    };
-    if (per_head_sum) {
-      at::parallel_for(0, H, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t h = begin; h < end; ++h)
-          for (int64_t b = 0; b < B; ++b) backward_head(b, h);
-      });
-    } else {
-      at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) backward_head(i / H, i % H);
-      });
-    }
+    if (q.scalar_type() == at::kFloat)
+      backward_heads<float>(shape, q, kt, v, probs, grad_out, dq, dk, dv, dlogits, per_head_sum);
+    else
+      backward_heads<uint16_t>(shape, q, kt, v, probs, grad_out, dq, dk, dv, dlogits, per_head_sum);
     at::Tensor dbias;
     if (bias_grad) {
       const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt());
@@ -137,19 +171,23 @@ struct CpuAttentionFunction : torch::autograd::Function<CpuAttentionFunction> {
 }  // namespace
 
 bool cpu_attention_supports(const at::Tensor& q) {
-  return q.defined() && q.device().is_cpu() && q.scalar_type() == at::kBFloat16 && q.dim() == 4 &&
-         q.size(3) % 2 == 0 && q.size(3) <= 256 && q.size(2) <= 1024 && q.size(2) > 0;
+  if (!q.defined() || !q.device().is_cpu() || q.dim() != 4 || q.size(3) > 256 || q.size(2) > 1024 || q.size(2) == 0)
+    return false;
+  if (q.scalar_type() == at::kFloat) return q.size(3) > 0;
+  return q.scalar_type() == at::kBFloat16 && q.size(3) % 2 == 0;
 }
 
-bool cpu_attention_native() { return kernels::attention_vectorised(); }
+bool cpu_attention_native(c10::ScalarType dtype) {
+  return kernels::attention_vectorised(/*bf16=*/dtype == at::kBFloat16);
+}
 
 at::Tensor cpu_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
                          const at::Tensor& key_mask) {
-  TORCH_CHECK(cpu_attention_supports(q), "cpu_attention: q must be a CPU bf16 [B, H, L, d] tensor with even d <= 256 "
-              "and L <= 1024, got ", q.scalar_type(), " ", q.sizes(), " on ", q.device());
-  TORCH_CHECK(k.sizes() == q.sizes() && v.sizes() == q.sizes() && k.scalar_type() == at::kBFloat16 &&
-                  v.scalar_type() == at::kBFloat16,
-              "cpu_attention: k and v must be bf16 of q's shape ", q.sizes());
+  TORCH_CHECK(cpu_attention_supports(q), "cpu_attention: q must be a CPU bf16 or float32 [B, H, L, d] tensor with "
+              "d <= 256 (even for bf16) and L <= 1024, got ", q.scalar_type(), " ", q.sizes(), " on ", q.device());
+  TORCH_CHECK(k.sizes() == q.sizes() && v.sizes() == q.sizes() && k.scalar_type() == q.scalar_type() &&
+                  v.scalar_type() == q.scalar_type(),
+              "cpu_attention: k and v must have q's dtype and shape ", q.sizes());
   // LibTorch 1.13's autograd functions take no undefined tensor: an empty one stands for "none".
   auto or_empty = [&](const at::Tensor& t) { return t.defined() ? t : at::empty({0}, q.options().dtype(at::kFloat)); };
   return CpuAttentionFunction::apply(q, k, v, or_empty(bias), or_empty(key_mask));

@@ -1,24 +1,24 @@
-// softmax(q·kᵀ/√d + bias + mask)·v on the CPU in bf16 through tisa-train's own kernels
+// softmax(q·kᵀ/√d + bias + mask)·v on the CPU in bf16 or float32 through tisa-train's own kernels
 // (model/attention_kernels.h), with its backward: one pass per (batch, head) that keeps the
 // [L, L] logits in float32 inside the cache, instead of ATen's batched products, a [B, H, L, L]
-// bf16 softmax and the casts and adds between them. Checked against the eager attention in values
+// softmax and the casts and adds between them. Checked against the eager attention in values
 // and gradients (tests/model/cpu_attention_test.cpp).
 #pragma once
 #include <ATen/core/Tensor.h>
 
 namespace tisa::model {
 
-// Whether cpu_attention() takes these q (and k, v of the same shape): a CPU bf16 tensor
-// [B, H, L, d] with d even and ≤ 256, L ≤ 1024.
+// Whether cpu_attention() takes these q (and k, v of the same shape and dtype): a CPU bf16 or
+// float32 tensor [B, H, L, d] with d ≤ 256 (even for bf16), L ≤ 1024.
 bool cpu_attention_supports(const at::Tensor& q);
 
-// Whether the kernels run on this CPU's AVX512_BF16 dot products (otherwise a slow scalar loop,
-// which the automatic backend does not choose).
-bool cpu_attention_native();
+// Whether the kernels for `dtype` run vectorised on this CPU (bf16: AVX512_BF16's dot products;
+// float32: AVX-512 FMAs); otherwise a slow scalar loop, which the automatic backend does not choose.
+bool cpu_attention_native(c10::ScalarType dtype);
 
-// q, k, v [B, H, L, d] bf16, each with d contiguous. bias: undefined, or a float tensor
-// broadcastable to [B, H, L, L] (its gradient is returned summed to its own shape); key_mask:
-// undefined, or an additive float [B, 1, 1, L] without gradient (finite: finite_mask_for).
+// q, k, v [B, H, L, d] of one dtype, bf16 or float32, each with d contiguous. bias: undefined, or a
+// float tensor broadcastable to [B, H, L, L] (its gradient is returned summed to its own shape);
+// key_mask: undefined, or an additive float [B, 1, 1, L] without gradient (finite: finite_mask_for).
 // Returns the context [B, H, L, d] (a view of a [B, L, H, d] tensor, so that merging the heads
 // after it is free).
 at::Tensor cpu_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,

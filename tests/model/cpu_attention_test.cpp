@@ -1,7 +1,8 @@
 // tisa-train's CPU attention kernel (model/cpu_attention.h) against attention computed in double
-// from the same bf16 inputs, in values and in the gradients of q, k, v and the bias; on its
-// AVX512_BF16 path and its scalar loop; bitwise the same at 1 and 2 threads; and inside the model,
-// per position scheme, at least as accurate as the eager bf16 attention it replaces.
+// from the same bf16 or float32 inputs, in values and in the gradients of q, k, v and the bias; on
+// its vectorised paths (AVX512_BF16, AVX-512 FMAs) and its scalar loops; bitwise the same at 1 and
+// 2 threads; and inside the model, per position scheme, at least as accurate as the eager bf16
+// attention it replaces, and equal to the eager float32 attention to float rounding.
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,19 +38,20 @@ struct Case {
   int64_t B, H, L, d;
   std::string bias;  // "none", "heads" [1, H, L, L], "full" [B, H, L, L], "rows" [H, 1, L]
   bool padding;
+  torch::ScalarType dtype = torch::kBFloat16;  // of q, k, v and the output gradient
 };
 
 struct Outputs {
   torch::Tensor out, dq, dk, dv, dbias;
 };
 
-// The inputs of one case: bf16 q, k, v (as strided views of [B, L, H, d], as the model makes
-// them), a float bias and an additive key mask with padding at the end of every other row.
+// The inputs of one case: q, k, v in the case's dtype (as strided views of [B, L, H, d], as the
+// model makes them), a float bias and an additive key mask with padding at the end of every other row.
 struct Inputs {
   torch::Tensor q, k, v, bias, mask, grad_out;
   explicit Inputs(const Case& c) {
     torch::manual_seed(static_cast<uint64_t>(c.L * 131 + c.d * 7 + c.B));
-    auto heads = [&] { return torch::randn({c.B, c.L, c.H, c.d}).to(torch::kBFloat16).transpose(1, 2); };
+    auto heads = [&] { return torch::randn({c.B, c.L, c.H, c.d}).to(c.dtype).transpose(1, 2); };
     q = heads() * 2;  // logits of a few units: a softmax far from uniform
     k = heads();
     v = heads();
@@ -58,7 +61,7 @@ struct Inputs {
     mask = torch::zeros({c.B, 1, 1, c.L});
     if (c.padding)
       for (int64_t b = 1; b < c.B; b += 2) mask[b].narrow(-1, c.L / 2 + 1, c.L - c.L / 2 - 1).fill_(-1e30);
-    grad_out = torch::randn({c.B, c.H, c.L, c.d}).to(torch::kBFloat16);
+    grad_out = torch::randn({c.B, c.H, c.L, c.d}).to(c.dtype);
   }
 };
 
@@ -71,7 +74,7 @@ Outputs run_kernel(const Inputs& in) {
   return {out.detach(), q.grad(), k.grad(), v.grad(), bias.defined() ? bias.grad() : torch::Tensor()};
 }
 
-// The same attention in double from the same (bf16-rounded) inputs.
+// The same attention in double from the same inputs (bf16-rounded for bf16).
 Outputs run_reference(const Inputs& in) {
   auto dbl = [](const torch::Tensor& t) { return t.detach().to(torch::kDouble).requires_grad_(); };
   auto q = dbl(in.q), k = dbl(in.k), v = dbl(in.v);
@@ -99,16 +102,21 @@ void expect_close_to_reference(const Case& c, const std::string& path) {
   const std::string what = path + " B" + std::to_string(c.B) + " H" + std::to_string(c.H) + " L" + std::to_string(c.L) +
                            " d" + std::to_string(c.d) + " bias " + c.bias + (c.padding ? " padded" : "");
   ASSERT_EQ(got.out.sizes(), ref.out.sizes()) << what;
+  ASSERT_EQ(got.out.scalar_type(), c.dtype) << what;
+  ASSERT_EQ(got.dq.scalar_type(), c.dtype) << what;
   // bf16 keeps 8 bits: P and dS are rounded to it before their products, the outputs after.
-  EXPECT_LT(relative_error(got.out, ref.out), 6e-3) << what << " output";
-  EXPECT_LT(relative_error(got.dq, ref.dq), 1.5e-2) << what << " dq";
-  EXPECT_LT(relative_error(got.dk, ref.dk), 1.5e-2) << what << " dk";
-  EXPECT_LT(relative_error(got.dv, ref.dv), 6e-3) << what << " dv";
+  // float32 keeps 24: sums of up to L terms of float rounding.
+  const bool bf16 = c.dtype == torch::kBFloat16;
+  const double out_tol = bf16 ? 6e-3 : 1e-5, grad_tol = bf16 ? 1.5e-2 : 2e-5;
+  EXPECT_LT(relative_error(got.out, ref.out), out_tol) << what << " output";
+  EXPECT_LT(relative_error(got.dq, ref.dq), grad_tol) << what << " dq";
+  EXPECT_LT(relative_error(got.dk, ref.dk), grad_tol) << what << " dk";
+  EXPECT_LT(relative_error(got.dv, ref.dv), out_tol) << what << " dv";
   ASSERT_EQ(got.dbias.defined(), ref.dbias.defined()) << what;
   if (got.dbias.defined()) {
     EXPECT_EQ(got.dbias.sizes(), in.bias.sizes()) << what;
     EXPECT_EQ(got.dbias.scalar_type(), torch::kFloat) << what;
-    EXPECT_LT(relative_error(got.dbias, ref.dbias), 1e-2) << what << " dbias";
+    EXPECT_LT(relative_error(got.dbias, ref.dbias), bf16 ? 1e-2 : 2e-5) << what << " dbias";
   }
   EXPECT_TRUE(torch::isfinite(got.out).all().item<bool>()) << what;
 }
@@ -125,37 +133,62 @@ const std::vector<Case>& cases() {
   return all;
 }
 
-TEST(CpuAttention, MatchesDoublePrecisionOnItsScalarLoop) {
-  ScalarKernels scalar;
-  for (const auto& c : cases()) expect_close_to_reference(c, "scalar");
+// One path of the kernels: bf16 or float32, vectorised or the scalar loop.
+struct KernelPath {
+  torch::ScalarType dtype;
+  bool scalar;
+};
+
+class CpuAttentionPath : public ::testing::TestWithParam<KernelPath> {};
+
+TEST_P(CpuAttentionPath, MatchesDoublePrecision) {
+  const auto [dtype, scalar] = GetParam();
+  const bool bf16 = dtype == torch::kBFloat16;
+  if (!scalar && !kernels::attention_vectorised(bf16))
+    GTEST_SKIP() << "this CPU has no " << (bf16 ? "AVX512_BF16" : "AVX-512") << ": the scalar loop only";
+  std::optional<ScalarKernels> scalar_kernels;
+  if (scalar) scalar_kernels.emplace();
+  std::vector<Case> all = cases();
+  if (!bf16) all.push_back({2, 2, 19, 5, "heads", true});  // an odd head size: float32 needs no pairs
+  for (auto& c : all) {
+    c.dtype = dtype;
+    expect_close_to_reference(c, std::string(scalar ? "scalar " : "vectorised ") + c10::toString(dtype));
+  }
 }
 
-TEST(CpuAttention, MatchesDoublePrecisionOnAvx512Bf16) {
-  if (!kernels::attention_vectorised()) GTEST_SKIP() << "this CPU has no AVX512_BF16: the scalar loop only";
-  for (const auto& c : cases()) expect_close_to_reference(c, "avx512_bf16");
-}
+INSTANTIATE_TEST_SUITE_P(Paths, CpuAttentionPath,
+                         ::testing::Values(KernelPath{torch::kBFloat16, true}, KernelPath{torch::kBFloat16, false},
+                                           KernelPath{torch::kFloat, true}, KernelPath{torch::kFloat, false}),
+                         [](const auto& info) {
+                           return std::string(info.param.dtype == torch::kFloat ? "Float32" : "Bf16") +
+                                  (info.param.scalar ? "ScalarLoop" : "Vectorised");
+                         });
 
 TEST(CpuAttention, SameBitsAtOneAndTwoThreads) {
-  const Inputs in({4, 4, 64, 32, "heads", true});
-  const int before = at::get_num_threads();
-  at::set_num_threads(1);
-  const auto one = run_kernel(in);
-  at::set_num_threads(2);
-  const auto two = run_kernel(in);
-  at::set_num_threads(before);
-  EXPECT_TRUE(torch::equal(one.out, two.out));
-  EXPECT_TRUE(torch::equal(one.dq, two.dq));
-  EXPECT_TRUE(torch::equal(one.dk, two.dk));
-  EXPECT_TRUE(torch::equal(one.dv, two.dv));
-  EXPECT_TRUE(torch::equal(one.dbias, two.dbias));
+  for (const auto dtype : {torch::kBFloat16, torch::kFloat}) {
+    const Inputs in({4, 4, 64, 32, "heads", true, dtype});
+    const int before = at::get_num_threads();
+    at::set_num_threads(1);
+    const auto one = run_kernel(in);
+    at::set_num_threads(2);
+    const auto two = run_kernel(in);
+    at::set_num_threads(before);
+    EXPECT_TRUE(torch::equal(one.out, two.out)) << dtype;
+    EXPECT_TRUE(torch::equal(one.dq, two.dq)) << dtype;
+    EXPECT_TRUE(torch::equal(one.dk, two.dk)) << dtype;
+    EXPECT_TRUE(torch::equal(one.dv, two.dv)) << dtype;
+    EXPECT_TRUE(torch::equal(one.dbias, two.dbias)) << dtype;
+  }
 }
 
 TEST(CpuAttention, RejectsWhatItDoesNotCompute) {
   auto q = torch::randn({1, 2, 8, 4}).to(torch::kBFloat16);
   EXPECT_TRUE(tisa::model::cpu_attention_supports(q));
-  EXPECT_FALSE(tisa::model::cpu_attention_supports(q.to(torch::kFloat)));
+  EXPECT_TRUE(tisa::model::cpu_attention_supports(q.to(torch::kFloat)));
+  EXPECT_FALSE(tisa::model::cpu_attention_supports(q.to(torch::kDouble)));
   EXPECT_FALSE(tisa::model::cpu_attention_supports(torch::randn({1, 2, 8, 3}).to(torch::kBFloat16)));  // odd d
-  EXPECT_THROW(tisa::model::cpu_attention(q.to(torch::kFloat), q, q, {}, {}), c10::Error);
+  EXPECT_TRUE(tisa::model::cpu_attention_supports(torch::randn({1, 2, 8, 3})));  // float32 takes odd d
+  EXPECT_THROW(tisa::model::cpu_attention(q.to(torch::kFloat), q, q, {}, {}), c10::Error);  // mixed dtypes
   EXPECT_THROW(tisa::model::cpu_attention(q, q, q, torch::zeros({3, 8, 8}), {}), c10::Error);  // 3 heads of 2
 }
 
@@ -213,16 +246,51 @@ TEST_P(CpuAttentionInModel, AsAccurateAsTheEagerBf16Attention) {
       << variant.name << ": over every output and gradient";
 }
 
+// In float32, per position scheme: outputs and every parameter's gradient equal to the eager
+// float32 model's to float rounding (the kernel sums in another order).
+TEST_P(CpuAttentionInModel, Float32EqualsTheEagerFloat32Attention) {
+  const auto& variant = GetParam();
+  torch::manual_seed(11);
+  auto config = tisa::test::tiny_model(variant);
+  config.hidden_size = 32;  // heads of 8
+  tisa::model::AlbertForPreTraining model(config);
+  model->train();
+  auto& attention = *model->albert->encoder->groups[0]->layers[0]->attention;
+  const auto* scheme = model->albert->encoder->scheme_for(0, 0);
+  tisa::model::set_attention_backend(*model, AttentionBackend::kCpuKernel);
+  if (!attention.uses_cpu_kernel(scheme, false, torch::empty({1, 4, 11, 8}))) {
+    ASSERT_TRUE(scheme && scheme->has_output_term()) << variant.name << ": only Shaw's value term stays eager";
+    GTEST_SKIP() << variant.name << ": an output term (Shaw's values) keeps the eager path";
+  }
+  const auto eager = tisa::test::forward_backward(model, AttentionBackend::kEager, torch::kCPU);
+  const auto kernel = tisa::test::forward_backward(model, AttentionBackend::kCpuKernel, torch::kCPU);
+  auto check = [&](const torch::Tensor& got, const torch::Tensor& ref, const std::string& what) {
+    ASSERT_EQ(got.scalar_type(), torch::kFloat) << variant.name << " " << what;
+    const double size = ref.to(torch::kDouble).norm().item<double>();
+    const double error = (got.to(torch::kDouble) - ref.to(torch::kDouble)).norm().item<double>();
+    EXPECT_LE(error, 1e-5 * size + 1e-7) << variant.name << " " << what << ": error " << error << ", norm " << size;
+  };
+  check(kernel.hidden, eager.hidden, "hidden");
+  check(kernel.sop, eager.sop, "sop logits");
+  ASSERT_EQ(kernel.grads.size(), eager.grads.size()) << variant.name;
+  for (const auto& [name, g] : eager.grads) {
+    ASSERT_TRUE(kernel.grads.count(name)) << variant.name << " " << name;
+    check(kernel.grads.at(name), g, "grad " + name);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Schemes, CpuAttentionInModel, ::testing::ValuesIn(tisa::test::scheme_variants()),
                          [](const auto& info) { return tisa::test::variant_test_name(info.param); });
 
-TEST(CpuAttentionChoice, AutoTakesTheKernelOnlyForBf16OnANativeCpu) {
+TEST(CpuAttentionChoice, AutoTakesTheKernelWhereItRunsVectorised) {
   tisa::model::AlbertModel model(tisa::test::tiny_model({"tisa", false, "tisa", ""}));
   auto& attention = *model->encoder->groups[0]->layers[0]->attention;
   const auto* scheme = model->encoder->scheme_for(0, 0);
   const auto bf16 = torch::empty({1, 4, 11, 4}, torch::kBFloat16);
-  EXPECT_EQ(attention.uses_cpu_kernel(scheme, false, bf16), tisa::model::cpu_attention_native());
-  EXPECT_FALSE(attention.uses_cpu_kernel(scheme, false, bf16.to(torch::kFloat))) << "fp32 stays on ATen";
+  EXPECT_EQ(attention.uses_cpu_kernel(scheme, false, bf16), tisa::model::cpu_attention_native(torch::kBFloat16));
+  EXPECT_EQ(attention.uses_cpu_kernel(scheme, false, bf16.to(torch::kFloat)),
+            tisa::model::cpu_attention_native(torch::kFloat));
+  EXPECT_FALSE(attention.uses_cpu_kernel(scheme, false, bf16.to(torch::kDouble))) << "double stays on ATen";
   EXPECT_FALSE(attention.uses_cpu_kernel(scheme, /*probs_requested=*/true, bf16)) << "probabilities need eager";
   tisa::model::set_attention_backend(*model, AttentionBackend::kEager);
   EXPECT_FALSE(attention.uses_cpu_kernel(scheme, false, bf16));
@@ -239,17 +307,17 @@ TEST(CpuAttentionChoice, AutoTakesTheKernelOnlyForBf16OnANativeCpu) {
 namespace {
 
 // Not a test: the attention alone at the research-scale recipe's shape, forward + backward,
-// the eager bf16 attention (as AlbertAttention computes it) and the kernel alternated, medians of
+// the eager attention (as AlbertAttention computes it) and the kernel alternated, medians of
 // 20 (run with --gtest_also_run_disabled_tests --gtest_filter='*CpuAttentionBench*').
-TEST(CpuAttentionBench, DISABLED_RecipeShape) {
-  const Case c{32, 4, 128, 32, "heads", true};
+void bench_recipe_shape(torch::ScalarType dtype) {
+  const Case c{32, 4, 128, 32, "heads", true, dtype};
   const Inputs in(c);
   auto eager = [&] {
     auto q = in.q.detach().requires_grad_(), k = in.k.detach().requires_grad_(), v = in.v.detach().requires_grad_();
     auto bias = in.bias.detach().requires_grad_();
     auto logits = torch::matmul(q, k.transpose(-1, -2)) * (1.0 / std::sqrt(32.0));
-    logits = logits + bias.to(torch::kBFloat16);
-    logits = logits + tisa::model::finite_mask_for(in.mask, torch::kBFloat16).to(torch::kBFloat16);
+    logits = logits + bias.to(dtype);
+    logits = logits + tisa::model::finite_mask_for(in.mask, dtype).to(dtype);
     auto out = torch::matmul(torch::softmax(logits, -1), v);
     out.backward(in.grad_out);
   };
@@ -265,7 +333,11 @@ TEST(CpuAttentionBench, DISABLED_RecipeShape) {
     return t[t.size() / 2];
   };
   for (int round = 0; round < 3; ++round)
-    std::printf("round %d: eager %.2f ms, kernel %.2f ms\n", round, median_ms(eager), median_ms(kernel));
+    std::printf("%s round %d: eager %.2f ms, kernel %.2f ms\n", c10::toString(dtype), round, median_ms(eager),
+                median_ms(kernel));
 }
+
+TEST(CpuAttentionBench, DISABLED_RecipeShape) { bench_recipe_shape(torch::kBFloat16); }
+TEST(CpuAttentionBench, DISABLED_RecipeShapeFloat32) { bench_recipe_shape(torch::kFloat); }
 
 }  // namespace
