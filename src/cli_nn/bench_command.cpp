@@ -360,8 +360,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--shape", args->shapes, "BATCHxSEQ list, e.g. 8x128,2x512")->check(kShapeList);
   cmd->add_option("--precision", args->precisions, "fp32 and/or bf16 (autocast), comma-separated");
   cmd->add_option("--attention", args->attentions,
-                  "auto (the CPU kernel for bf16 on AVX512_BF16, else fused SDPA where this LibTorch has it and the scheme "
-                  "allows), eager and/or kernel (the CPU kernel wherever the layer allows it), comma-separated");
+                  "auto (the CPU kernel for bf16 on AVX512_BF16 and for fp32 on AVX-512, else fused SDPA where this LibTorch "
+                  "has it and the scheme allows), eager and/or kernel (the CPU kernel wherever the layer allows it), comma-separated");
   cmd->add_option("--device", args->device, "cpu or cuda")->check(device_name());
   cmd->add_option("--peak-tflops", args->peak_tflops,
                   "the device's dense peak (e.g. 989 for H100/H200 bf16): adds model-FLOPs utilisation");
