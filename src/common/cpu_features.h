@@ -15,9 +15,11 @@ struct CpuBf16Support {
 };
 
 // Whether bf16 products beat f32 on a CPU with native bf16: with AMX-BF16 (tile products), or on an
-// AMD core, which issues vdpbf16ps at twice the f32 FMA's flop rate. Intel cores without AMX issue
-// it at the FMA's rate, so bf16 there only adds casts (docs/perf/README.md, "bf16 on Intel without
-// AMX"). A rule on the instruction sets, not a timing, so that a run's precision is the same every time.
+// AMD core, where LibTorch's bf16 GEMM ran at ~2x its f32 GEMM (Zen 4: 196-208 against 94-100
+// GFLOP/s; a GEMM rate, not an instruction-level one). An Intel core without AMX issues vdpbf16ps at
+// the f32 FMA's flop rate (scripts/bench/dot_product_peak.c), so bf16 there only adds casts
+// (docs/perf/README.md, "bf16 on Intel without AMX"). A rule on the instruction sets, not a timing,
+// so that a run's precision is the same every time.
 bool bf16_products_outrun_fp32(bool native, bool amx_bf16, const std::string& vendor);
 
 // Read with CPUID / XGETBV once; the same answer for the whole process.

@@ -194,23 +194,30 @@ TEST(CpuAttention, RejectsWhatItDoesNotCompute) {
 
 // Inside the model under bf16 autocast, per position scheme: outputs and every parameter's
 // gradient at least as close to the float32 eager model as the eager bf16 attention is.
-class CpuAttentionInModel : public ::testing::TestWithParam<tisa::test::SchemeVariant> {};
+class CpuAttentionInModel : public ::testing::TestWithParam<tisa::test::SchemeVariant> {
+ protected:
+  // The parameter's tiny model (heads of 8, training mode) with the CPU kernel selected, or an empty
+  // holder where its scheme keeps the eager path for `dtype` (only Shaw's value term may).
+  tisa::model::AlbertForPreTraining model_on_the_kernel(torch::ScalarType dtype) {
+    const auto& variant = GetParam();
+    torch::manual_seed(11);
+    auto config = tisa::test::tiny_model(variant);
+    config.hidden_size = 32;  // heads of 8
+    tisa::model::AlbertForPreTraining model(config);
+    model->train();
+    auto& attention = *model->albert->encoder->groups[0]->layers[0]->attention;
+    const auto* scheme = model->albert->encoder->scheme_for(0, 0);
+    tisa::model::set_attention_backend(*model, AttentionBackend::kCpuKernel);
+    if (attention.uses_cpu_kernel(scheme, false, torch::empty({1, 4, 11, 8}, dtype))) return model;
+    EXPECT_TRUE(scheme && scheme->has_output_term()) << variant.name << ": only Shaw's value term stays eager";
+    return nullptr;
+  }
+};
 
 TEST_P(CpuAttentionInModel, AsAccurateAsTheEagerBf16Attention) {
   const auto& variant = GetParam();
-  torch::manual_seed(11);
-  auto config = tisa::test::tiny_model(variant);
-  config.hidden_size = 32;  // heads of 8
-  tisa::model::AlbertForPreTraining model(config);
-  model->train();
-  auto& attention = *model->albert->encoder->groups[0]->layers[0]->attention;
-  const auto* scheme = model->albert->encoder->scheme_for(0, 0);
-  tisa::model::set_attention_backend(*model, AttentionBackend::kCpuKernel);
-  const auto q = torch::empty({1, 4, 11, 8}, torch::kBFloat16);
-  if (!attention.uses_cpu_kernel(scheme, false, q)) {
-    ASSERT_TRUE(scheme && scheme->has_output_term()) << variant.name << ": only Shaw's value term stays eager";
-    GTEST_SKIP() << variant.name << ": an output term (Shaw's values) keeps the eager path";
-  }
+  auto model = model_on_the_kernel(torch::kBFloat16);
+  if (model.is_empty()) GTEST_SKIP() << variant.name << ": an output term (Shaw's values) keeps the eager path";
   const auto reference = tisa::test::forward_backward(model, AttentionBackend::kEager, torch::kCPU);
   auto in_bf16 = [&](AttentionBackend backend) {
     tisa::model::AutocastScope autocast(torch::kCPU, true);
@@ -250,18 +257,8 @@ TEST_P(CpuAttentionInModel, AsAccurateAsTheEagerBf16Attention) {
 // float32 model's to float rounding (the kernel sums in another order).
 TEST_P(CpuAttentionInModel, Float32EqualsTheEagerFloat32Attention) {
   const auto& variant = GetParam();
-  torch::manual_seed(11);
-  auto config = tisa::test::tiny_model(variant);
-  config.hidden_size = 32;  // heads of 8
-  tisa::model::AlbertForPreTraining model(config);
-  model->train();
-  auto& attention = *model->albert->encoder->groups[0]->layers[0]->attention;
-  const auto* scheme = model->albert->encoder->scheme_for(0, 0);
-  tisa::model::set_attention_backend(*model, AttentionBackend::kCpuKernel);
-  if (!attention.uses_cpu_kernel(scheme, false, torch::empty({1, 4, 11, 8}))) {
-    ASSERT_TRUE(scheme && scheme->has_output_term()) << variant.name << ": only Shaw's value term stays eager";
-    GTEST_SKIP() << variant.name << ": an output term (Shaw's values) keeps the eager path";
-  }
+  auto model = model_on_the_kernel(torch::kFloat);
+  if (model.is_empty()) GTEST_SKIP() << variant.name << ": an output term (Shaw's values) keeps the eager path";
   const auto eager = tisa::test::forward_backward(model, AttentionBackend::kEager, torch::kCPU);
   const auto kernel = tisa::test::forward_backward(model, AttentionBackend::kCpuKernel, torch::kCPU);
   auto check = [&](const torch::Tensor& got, const torch::Tensor& ref, const std::string& what) {
