@@ -69,7 +69,7 @@ PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const Devi
   const auto sum = F::CrossEntropyFuncOptions().reduction(torch::kSum);
   PretrainLosses l;
   if (fused_cross_entropy_applies(mlm_logits)) {
-    // bf16 logits on the CPU: one pass each way over them, hits counted in the same pass.
+    // bf16 or float32 logits on the CPU: one pass each way over them, hits counted in the same pass.
     const CrossEntropySum mlm = fused_cross_entropy_sum(mlm_logits, b.masked_labels);
     l.mlm_sum = mlm.loss_sum;
     l.mlm_correct = mlm.hits;
