@@ -144,7 +144,14 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
     }
     // The mask clamped to bf16's range for both dtypes: finite with room below float's lowest, so
     // that a negative bias added to it cannot overflow to −∞.
-    context = cpu_attention(q, k, v, bias, finite_mask_for(additive_mask, torch::kBFloat16));
+    const auto mask = finite_mask_for(additive_mask, torch::kBFloat16);
+    const int64_t window = scheme && scheme->has_output_term() ? scheme->output_offset_window(L) : -1;
+    if (window >= 0) {  // Shaw's values: the kernel sums P by offset, the scheme applies its table
+      auto attended = cpu_attention_with_offset_buckets(q, k, v, bias, mask, window);
+      context = scheme->add_bucketed_output(attended.context, attended.buckets);
+    } else {
+      context = cpu_attention(q, k, v, bias, mask);
+    }
   } else if (uses_fused(scheme, probs_out != nullptr)) {
     // The position term is a q/k transform and/or a pure logit bias: rotate q, k and hand
     // mask + bias to SDPA as its attn_mask.
@@ -188,7 +195,9 @@ bool AlbertAttentionImpl::uses_cpu_kernel(const RelativeSchemeImpl* scheme, bool
   if (backend != AttentionBackend::kCpuKernel &&
       !(backend == AttentionBackend::kAuto && cpu_attention_native(q.scalar_type())))
     return false;
-  if (probs_requested || (scheme && scheme->has_output_term()) || !cpu_attention_supports(q)) return false;
+  // An output term only where the kernel can hand it the probabilities summed by offset.
+  if (probs_requested || !cpu_attention_supports(q)) return false;
+  if (scheme && scheme->has_output_term() && scheme->output_offset_window(q.size(2)) < 0) return false;
   return !is_training() || attention_dropout->options.p() == 0.0;
 }
 

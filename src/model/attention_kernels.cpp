@@ -414,6 +414,45 @@ void softmax_backward_rows(const Ops<T>& ops, const float* dp, int64_t Np, const
                              accumulate);
 }
 
+// B_ir = Σ_{j: clip(j−i, −w, w) + w = r} P_ij for every row: the two edge buckets sum the runs of
+// the row beyond ±w (four partial sums, added in a fixed order), the others are single elements.
+template <typename T>
+void offset_bucket_rows(const T* probs, int64_t Lp, int64_t L, int64_t w, float* buckets) {
+  const int64_t R = 2 * w + 1;
+  auto run_sum = [](const T* p, int64_t begin, int64_t end) {
+    float part[4] = {0, 0, 0, 0};
+    int64_t j = begin;
+    for (; j + 4 <= end; j += 4)
+      for (int u = 0; u < 4; ++u) part[u] += to_float(p[j + u]);
+    for (; j < end; ++j) part[0] += to_float(p[j]);
+    return (part[0] + part[1]) + (part[2] + part[3]);
+  };
+  for (int64_t i = 0; i < L; ++i) {
+    const T* p = probs + i * Lp;
+    float* b = buckets + i * R;
+    if (w == 0) {
+      b[0] = run_sum(p, 0, L);
+      continue;
+    }
+    b[0] = i - w >= 0 ? run_sum(p, 0, i - w + 1) : 0.0f;          // j ≤ i − w
+    b[2 * w] = i + w < L ? run_sum(p, i + w, L) : 0.0f;          // j ≥ i + w
+    for (int64_t r = 1; r < 2 * w; ++r) {
+      const int64_t j = i + r - w;
+      b[r] = j >= 0 && j < L ? to_float(p[j]) : 0.0f;
+    }
+  }
+}
+
+// dP_ij += dB_i,clip(j−i, −w, w)+w over dP [L, Np]: the inverse map of offset_bucket_rows.
+void add_offset_bucket_grads(const float* grads, int64_t L, int64_t w, float* dp, int64_t Np) {
+  const int64_t R = 2 * w + 1;
+  for (int64_t i = 0; i < L; ++i) {
+    const float* g = grads + i * R;
+    float* row = dp + i * Np;
+    for (int64_t j = 0; j < L; ++j) row[j] += g[std::min(std::max(j - i, -w), w) + w];
+  }
+}
+
 }  // namespace
 
 int64_t probs_stride(int64_t length) { return round_up(length, 2); }
@@ -422,7 +461,8 @@ bool attention_vectorised(bool bf16) { return vectorised(bf16); }
 void attention_force_scalar(bool force_scalar) { g_force_scalar.store(force_scalar); }
 
 void attention_forward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const float* bias,
-                       int64_t bias_stride, const float* mask, uint16_t* probs, MutableBf16Rows out) {
+                       int64_t bias_stride, const float* mask, uint16_t* probs, MutableBf16Rows out,
+                       OffsetBuckets buckets) {
   const int64_t L = shape.length, d = shape.head_size;
   const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
   const Ops<uint16_t> ops;
@@ -431,6 +471,7 @@ void attention_forward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows 
   pack_transposed(k, L, d, Np, w.packed.data());
   ops.gemm(rows_of(q), L, d, w.packed.data(), Np, w.wide.data(), Np);
   softmax_rows(ops, shape, w.wide.data(), Np, bias, bias_stride, mask, Lp, probs);
+  if (buckets.values) offset_bucket_rows(probs, Lp, L, buckets.window, buckets.values);
   // O = P·v.
   pack_rows(v, L, d, dN, w.packed_right.data());
   ops.gemm(rows_of({probs, Lp}), L, Lp, w.packed_right.data(), dN, w.narrow.data(), dN);
@@ -438,7 +479,8 @@ void attention_forward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows 
 }
 
 void attention_forward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, const float* bias,
-                       int64_t bias_stride, const float* mask, float* probs, MutableF32Rows out) {
+                       int64_t bias_stride, const float* mask, float* probs, MutableF32Rows out,
+                       OffsetBuckets buckets) {
   const int64_t L = shape.length, d = shape.head_size;
   const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
   const Ops<float> ops;
@@ -446,6 +488,7 @@ void attention_forward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, 
   pack_transposed(k, L, d, Np, w.packed.data());
   ops.gemm(LeftF32{q.data, q.row_stride, 1}, L, d, w.packed.data(), Np, w.wide.data(), Np);
   softmax_rows(ops, shape, w.wide.data(), Np, bias, bias_stride, mask, Lp, probs);
+  if (buckets.values) offset_bucket_rows(probs, Lp, L, buckets.window, buckets.values);
   pack_rows(v, L, d, dN, w.packed_right.data());
   ops.gemm(LeftF32{probs, Lp, 1}, L, L, w.packed_right.data(), dN, w.narrow.data(), dN);
   ops.store_rows(w.narrow.data(), dN, L, d, 1.0f, out);
@@ -453,7 +496,7 @@ void attention_forward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, 
 
 void attention_backward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const uint16_t* probs,
                         Bf16Rows grad_out, MutableBf16Rows dq, MutableBf16Rows dk, MutableBf16Rows dv,
-                        float* dlogits, bool accumulate_dlogits) {
+                        float* dlogits, bool accumulate_dlogits, OffsetBucketGrads bucket_grads) {
   const int64_t L = shape.length, d = shape.head_size;
   const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
   const Ops<uint16_t> ops;
@@ -462,6 +505,7 @@ void attention_backward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows
   // dP = dO·vᵀ, then dS = P ∘ (dP − rowsum(P ∘ dP)).
   pack_transposed(v, L, d, Np, w.packed.data());
   ops.gemm(rows_of(grad_out), L, d, w.packed.data(), Np, w.wide.data(), Np);
+  if (bucket_grads.grads) add_offset_bucket_grads(bucket_grads.grads, L, bucket_grads.window, w.wide.data(), Np);
   softmax_backward_rows(ops, w.wide.data(), Np, probs, L, Lp, ds, dlogits, accumulate_dlogits);
   // dv = Pᵀ·dO  [L, d]: Pᵀ's pairs are P's row pairs, read down the columns of P packed.
   pack_rows({probs, Lp}, L, L, Np, w.packed.data());
@@ -481,7 +525,7 @@ void attention_backward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows
 
 void attention_backward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, const float* probs,
                         F32Rows grad_out, MutableF32Rows dq, MutableF32Rows dk, MutableF32Rows dv, float* dlogits,
-                        bool accumulate_dlogits) {
+                        bool accumulate_dlogits, OffsetBucketGrads bucket_grads) {
   const int64_t L = shape.length, d = shape.head_size;
   const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
   const Ops<float> ops;
@@ -490,6 +534,7 @@ void attention_backward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v,
   // dP = dO·vᵀ, then dS = P ∘ (dP − rowsum(P ∘ dP)).
   pack_transposed(v, L, d, Np, w.packed.data());
   ops.gemm(LeftF32{grad_out.data, grad_out.row_stride, 1}, L, d, w.packed.data(), Np, w.wide.data(), Np);
+  if (bucket_grads.grads) add_offset_bucket_grads(bucket_grads.grads, L, bucket_grads.window, w.wide.data(), Np);
   softmax_backward_rows(ops, w.wide.data(), Np, probs, L, Lp, ds, dlogits, accumulate_dlogits);
   // dv = Pᵀ·dO, dk = dSᵀ·q·scale: P and dS read down their columns; dq = dS·k·scale.
   pack_rows(grad_out, L, d, dN, w.packed_right.data());

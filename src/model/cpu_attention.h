@@ -24,4 +24,16 @@ bool cpu_attention_native(c10::ScalarType dtype);
 at::Tensor cpu_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
                          const at::Tensor& key_mask);
 
+// The same, also returning the probabilities summed by clipped offset for an output term over
+// offsets (Shaw's values: context + buckets·aV): buckets [B, H, L, 2w+1] float32, bucket r of row i
+// = Σ_j P_ij over the keys j with clip(j − i, −w, w) + w = r (model/attention_kernels.h). The
+// buckets are differentiable: their gradient reaches the probabilities. 0 ≤ window < L.
+struct CpuAttentionWithBuckets {
+  at::Tensor context;
+  at::Tensor buckets;
+};
+CpuAttentionWithBuckets cpu_attention_with_offset_buckets(const at::Tensor& q, const at::Tensor& k,
+                                                          const at::Tensor& v, const at::Tensor& bias,
+                                                          const at::Tensor& key_mask, int64_t window);
+
 }  // namespace tisa::model

@@ -17,7 +17,8 @@ namespace tisa::model {
 // (docs/perf/README.md, "L = 512: Shaw vs the [L, L, d] variant, TISA vs absolute").
 // Before all that, kAuto takes tisa-train's own CPU kernel (model/cpu_attention.h) for bf16 on a
 // CPU with AVX512_BF16 and for fp32 on one with AVX-512, where the layer allows it (no dropout on
-// the probabilities, no Shaw value term, probabilities not requested).
+// the probabilities, probabilities not requested; Shaw's value term through the probabilities the
+// kernel sums by offset, RelativeSchemeImpl::output_offset_window).
 // kFused: fused wherever the layer allows it (tests of the path CUDA takes); kEager: always the
 // explicit softmax (reference, analysis, A/B benchmarks); kCpuKernel: the CPU kernel wherever the
 // layer allows it, on its scalar loop where the CPU lacks the instructions (tests).

@@ -181,6 +181,53 @@ TEST(CpuAttention, SameBitsAtOneAndTwoThreads) {
   }
 }
 
+// The probabilities summed by clipped offset (Shaw's value term through the kernel), for windows
+// 0 (one bucket), short (edge buckets of many keys), and L − 1 (no clipping): the buckets and the
+// gradients of q, k, v reached through them, against the same sums in double, on both paths, with
+// padding.
+TEST(CpuAttention, OffsetBucketsMatchDoublePrecision) {
+  for (const auto dtype : {torch::kBFloat16, torch::kFloat}) {
+    for (const bool scalar : {false, true}) {
+      std::optional<ScalarKernels> force;
+      if (scalar) force.emplace();
+      const Case c{3, 2, 13, 8, "none", true, dtype};
+      const Inputs in(c);
+      for (const int64_t w : {int64_t{0}, int64_t{3}, c.L - 1}) {
+        SCOPED_TRACE(std::string(c10::toString(dtype)) + (scalar ? " scalar" : " vectorised") + ", window " +
+                     std::to_string(w));
+        const auto grad_buckets = torch::randn({c.B, c.H, c.L, 2 * w + 1});
+        auto q = in.q.detach().requires_grad_(), k = in.k.detach().requires_grad_(),
+             v = in.v.detach().requires_grad_();
+        auto got = tisa::model::cpu_attention_with_offset_buckets(q, k, v, {}, in.mask, w);
+        ASSERT_EQ(got.buckets.sizes(), (torch::IntArrayRef{c.B, c.H, c.L, 2 * w + 1}));
+        torch::autograd::backward({got.context, got.buckets}, {in.grad_out, grad_buckets});
+
+        auto dbl = [](const torch::Tensor& t) { return t.detach().to(torch::kDouble).requires_grad_(); };
+        auto rq = dbl(in.q), rk = dbl(in.k), rv = dbl(in.v);
+        auto probs = torch::softmax(torch::matmul(rq, rk.transpose(-1, -2)) / std::sqrt(8.0) +
+                                        in.mask.to(torch::kDouble).clamp_min(-1e4),
+                                    -1);
+        auto pos = torch::arange(c.L);
+        auto index = ((pos.unsqueeze(0) - pos.unsqueeze(1)).clamp(-w, w) + w).expand({c.B, c.H, c.L, c.L});
+        auto buckets = torch::zeros({c.B, c.H, c.L, 2 * w + 1}, torch::kDouble).scatter_add(-1, index, probs);
+        auto out = torch::matmul(probs, rv);
+        torch::autograd::backward({out, buckets}, {in.grad_out.to(torch::kDouble), grad_buckets.to(torch::kDouble)});
+
+        const double tol = dtype == torch::kFloat ? 2e-5 : 2e-2;
+        auto expect_close = [&](const torch::Tensor& a, const torch::Tensor& ref, const char* what) {
+          const double error = (a.to(torch::kDouble) - ref).norm().item<double>();
+          EXPECT_LE(error, tol * ref.norm().item<double>() + 1e-6) << what;
+        };
+        expect_close(got.buckets, buckets.detach(), "buckets");
+        expect_close(got.context, out.detach(), "context");
+        expect_close(q.grad(), rq.grad(), "dq");
+        expect_close(k.grad(), rk.grad(), "dk");
+        expect_close(v.grad(), rv.grad(), "dv");
+      }
+    }
+  }
+}
+
 TEST(CpuAttention, RejectsWhatItDoesNotCompute) {
   auto q = torch::randn({1, 2, 8, 4}).to(torch::kBFloat16);
   EXPECT_TRUE(tisa::model::cpu_attention_supports(q));
@@ -196,8 +243,8 @@ TEST(CpuAttention, RejectsWhatItDoesNotCompute) {
 // gradient at least as close to the float32 eager model as the eager bf16 attention is.
 class CpuAttentionInModel : public ::testing::TestWithParam<tisa::test::SchemeVariant> {
  protected:
-  // The parameter's tiny model (heads of 8, training mode) with the CPU kernel selected, or an empty
-  // holder where its scheme keeps the eager path for `dtype` (only Shaw's value term may).
+  // The parameter's tiny model (heads of 8, training mode) with the CPU kernel selected, which every
+  // scheme takes (Shaw's value term through the probabilities summed by offset).
   tisa::model::AlbertForPreTraining model_on_the_kernel(torch::ScalarType dtype) {
     const auto& variant = GetParam();
     torch::manual_seed(11);
@@ -208,16 +255,14 @@ class CpuAttentionInModel : public ::testing::TestWithParam<tisa::test::SchemeVa
     auto& attention = *model->albert->encoder->groups[0]->layers[0]->attention;
     const auto* scheme = model->albert->encoder->scheme_for(0, 0);
     tisa::model::set_attention_backend(*model, AttentionBackend::kCpuKernel);
-    if (attention.uses_cpu_kernel(scheme, false, torch::empty({1, 4, 11, 8}, dtype))) return model;
-    EXPECT_TRUE(scheme && scheme->has_output_term()) << variant.name << ": only Shaw's value term stays eager";
-    return nullptr;
+    EXPECT_TRUE(attention.uses_cpu_kernel(scheme, false, torch::empty({1, 4, 11, 8}, dtype))) << variant.name;
+    return model;
   }
 };
 
 TEST_P(CpuAttentionInModel, AsAccurateAsTheEagerBf16Attention) {
   const auto& variant = GetParam();
   auto model = model_on_the_kernel(torch::kBFloat16);
-  if (model.is_empty()) GTEST_SKIP() << variant.name << ": an output term (Shaw's values) keeps the eager path";
   const auto reference = tisa::test::forward_backward(model, AttentionBackend::kEager, torch::kCPU);
   auto in_bf16 = [&](AttentionBackend backend) {
     tisa::model::AutocastScope autocast(torch::kCPU, true);
@@ -258,7 +303,6 @@ TEST_P(CpuAttentionInModel, AsAccurateAsTheEagerBf16Attention) {
 TEST_P(CpuAttentionInModel, Float32EqualsTheEagerFloat32Attention) {
   const auto& variant = GetParam();
   auto model = model_on_the_kernel(torch::kFloat);
-  if (model.is_empty()) GTEST_SKIP() << variant.name << ": an output term (Shaw's values) keeps the eager path";
   const auto eager = tisa::test::forward_backward(model, AttentionBackend::kEager, torch::kCPU);
   const auto kernel = tisa::test::forward_backward(model, AttentionBackend::kCpuKernel, torch::kCPU);
   auto check = [&](const torch::Tensor& got, const torch::Tensor& ref, const std::string& what) {

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "common/error.h"
+
 namespace tisa::model {
 
 ShawImpl::ShawImpl(int64_t max_distance, int64_t head_size, bool values, double init_std)
@@ -113,6 +115,21 @@ torch::Tensor ShawImpl::add_to_logits(torch::Tensor logits, const torch::Tensor&
   auto qa = torch::matmul(q, table.t()) * scale;                                    // [B, H, L, 2w+1]
   auto idx = offset_index(L, q.device()).expand({q.size(0), q.size(1), L, L});      // [B, H, L, L]
   return logits + qa.gather(-1, idx);
+}
+
+int64_t ShawImpl::output_offset_window(int64_t length) const {
+  if (!values_.defined() || strategy_ == Strategy::kNaive || length < 1) return -1;
+  return std::min(max_distance_, length - 1);
+}
+
+torch::Tensor ShawImpl::add_bucketed_output(torch::Tensor out, const torch::Tensor& buckets) {
+  if (!values_.defined()) return out;
+  const int64_t w = (buckets.size(-1) - 1) / 2;
+  TISA_CHECK(buckets.size(-1) == 2 * w + 1 && w <= max_distance_,
+             "Shaw: " + std::to_string(buckets.size(-1)) + " offset buckets, expected 2w+1 with w <= " +
+                 std::to_string(max_distance_));
+  auto table = values_.narrow(0, max_distance_ - w, 2 * w + 1).to(buckets.scalar_type());  // [2w+1, d]
+  return out + torch::matmul(buckets, table).to(out.scalar_type());                          // [B, H, L, d]
 }
 
 torch::Tensor ShawImpl::add_to_output(torch::Tensor out, const torch::Tensor& probs) {
