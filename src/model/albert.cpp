@@ -135,21 +135,22 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
   torch::Tensor context;
   if (uses_cpu_kernel(scheme, probs_out != nullptr, q)) {
     if (scheme) scheme->transform_qk(q, k);  // RoPE
-    // The scheme's logit term alone: added to a float zero, which a scheme without one returns as is.
-    torch::Tensor bias;
-    if (scheme) {
-      const auto zero = torch::zeros({}, q.options().dtype(torch::kFloat));
-      bias = scheme->add_to_logits(zero, q);
-      if (bias.is_same(zero)) bias = torch::Tensor();
-    }
     // The mask clamped to bf16's range for both dtypes: finite with room below float's lowest, so
     // that a negative bias added to it cannot overflow to −∞.
     const auto mask = finite_mask_for(additive_mask, torch::kBFloat16);
-    const int64_t window = scheme && scheme->has_output_term() ? scheme->output_offset_window(L) : -1;
-    if (window >= 0) {  // Shaw's values: the kernel sums P by offset, the scheme applies its table
-      auto attended = cpu_attention_with_offset_buckets(q, k, v, bias, mask, window);
-      context = scheme->add_bucketed_output(attended.context, attended.buckets);
+    const int64_t window = scheme ? scheme->offset_window(L) : -1;
+    if (window >= 0) {  // Shaw's: the kernel adds E by offset and sums P by offset for the values
+      OffsetTermsRequest offsets{window, scheme->offset_logits(q), scheme->has_output_term()};
+      auto attended = cpu_attention_with_offsets(q, k, v, {}, mask, offsets);
+      context = offsets.buckets ? scheme->add_bucketed_output(attended.context, attended.buckets) : attended.context;
     } else {
+      // The scheme's logit term alone: added to a float zero, which a scheme without one returns as is.
+      torch::Tensor bias;
+      if (scheme) {
+        const auto zero = torch::zeros({}, q.options().dtype(torch::kFloat));
+        bias = scheme->add_to_logits(zero, q);
+        if (bias.is_same(zero)) bias = torch::Tensor();
+      }
       context = cpu_attention(q, k, v, bias, mask);
     }
   } else if (uses_fused(scheme, probs_out != nullptr)) {
@@ -197,7 +198,7 @@ bool AlbertAttentionImpl::uses_cpu_kernel(const RelativeSchemeImpl* scheme, bool
     return false;
   // An output term only where the kernel can hand it the probabilities summed by offset.
   if (probs_requested || !cpu_attention_supports(q)) return false;
-  if (scheme && scheme->has_output_term() && scheme->output_offset_window(q.size(2)) < 0) return false;
+  if (scheme && scheme->has_output_term() && scheme->offset_window(q.size(2)) < 0) return false;
   return !is_training() || attention_dropout->options.p() == 0.0;
 }
 

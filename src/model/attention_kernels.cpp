@@ -395,27 +395,12 @@ Scratch& scratch_for(int64_t L, int64_t d) {
   return w;
 }
 
-// Row by row from S = q·kᵀ in `s` [L, Np]: scale, bias, mask and softmax into P [L, Lp].
-template <typename T>
-void softmax_rows(const Ops<T>& ops, const HeadShape& shape, float* s, int64_t Np, const float* bias,
-                  int64_t bias_stride, const float* mask, int64_t Lp, T* probs) {
-  const int64_t L = shape.length;
-  for (int64_t i = 0; i < L; ++i)
-    ops.softmax_row(s + i * Np, bias ? bias + i * bias_stride : nullptr, mask, shape.scale, L, Lp, probs + i * Lp);
-}
+// ------------------------------------------------------------------------- offset terms (Shaw's)
+int64_t offset_of(int64_t i, int64_t j, int64_t w) { return std::min(std::max(j - i, -w), w) + w; }
 
-// Row by row from dP = dO·vᵀ in `dp` [L, Np]: dS = P ∘ (dP − rowsum(P ∘ dP)) into ds [L, Lp] and,
-// when not null, dlogits [L, L].
-template <typename T>
-void softmax_backward_rows(const Ops<T>& ops, const float* dp, int64_t Np, const T* probs, int64_t L, int64_t Lp,
-                           T* ds, float* dlogits, bool accumulate) {
-  for (int64_t i = 0; i < L; ++i)
-    ops.softmax_backward_row(dp + i * Np, probs + i * Lp, L, Lp, ds + i * Lp, dlogits ? dlogits + i * L : nullptr,
-                             accumulate);
-}
-
-// B_ir = Σ_{j: clip(j−i, −w, w) + w = r} P_ij for every row: the two edge buckets sum the runs of
-// the row beyond ±w (four partial sums, added in a fixed order), the others are single elements.
+// B_ir = Σ_{j: r(i,j) = r} X_ij for every row of X [L, ld] (P, or dS for the logit term's
+// gradient): the two edge buckets sum the runs of the row beyond ±w (four partial sums, added in a
+// fixed order), the others are single elements.
 template <typename T>
 void offset_bucket_rows(const T* probs, int64_t Lp, int64_t L, int64_t w, float* buckets) {
   const int64_t R = 2 * w + 1;
@@ -443,14 +428,69 @@ void offset_bucket_rows(const T* probs, int64_t Lp, int64_t L, int64_t w, float*
   }
 }
 
-// dP_ij += dB_i,clip(j−i, −w, w)+w over dP [L, Np]: the inverse map of offset_bucket_rows.
+// dP_ij += dB_i,r(i,j) over dP [L, Np]: the inverse map of offset_bucket_rows.
 void add_offset_bucket_grads(const float* grads, int64_t L, int64_t w, float* dp, int64_t Np) {
   const int64_t R = 2 * w + 1;
   for (int64_t i = 0; i < L; ++i) {
     const float* g = grads + i * R;
     float* row = dp + i * Np;
-    for (int64_t j = 0; j < L; ++j) row[j] += g[std::min(std::max(j - i, -w), w) + w];
+    for (int64_t j = 0; j < L; ++j) row[j] += g[offset_of(i, j, w)];
   }
+}
+
+// Row i's additive term with the offset logits: bias_ij (when there is a bias) + E_i,r(i,j).
+void offset_bias_row(const float* bias_row, const float* e, int64_t i, int64_t L, int64_t w, float* row) {
+  for (int64_t j = 0; j < L; ++j) row[j] = (bias_row ? bias_row[j] : 0.0f) + e[offset_of(i, j, w)];
+}
+
+// Per-thread rows for the offset terms: one bias row, and dS in float32 [L, L] for its buckets.
+struct OffsetScratch {
+  std::vector<float> bias_row, dlogits;
+};
+OffsetScratch& offset_scratch_for(int64_t L) {
+  thread_local OffsetScratch w;
+  if (static_cast<int64_t>(w.bias_row.size()) < L) w.bias_row.resize(static_cast<size_t>(L));
+  if (static_cast<int64_t>(w.dlogits.size()) < L * L) w.dlogits.resize(static_cast<size_t>(L * L));
+  return w;
+}
+
+
+// Row by row from S = q·kᵀ in `s` [L, Np]: scale, bias, mask and softmax into P [L, Lp].
+// With offset logits, row i's bias is built first (offset_bias_row); with buckets, B is summed
+// from P afterwards.
+template <typename T>
+void softmax_rows(const Ops<T>& ops, const HeadShape& shape, float* s, int64_t Np, const float* bias,
+                  int64_t bias_stride, const float* mask, int64_t Lp, T* probs, const OffsetTerms& offsets) {
+  const int64_t L = shape.length, R = 2 * offsets.window + 1;
+  float* row = offsets.logits ? offset_scratch_for(L).bias_row.data() : nullptr;
+  for (int64_t i = 0; i < L; ++i) {
+    const float* bias_row = bias ? bias + i * bias_stride : nullptr;
+    if (row) {
+      offset_bias_row(bias_row, offsets.logits + i * R, i, L, offsets.window, row);
+      bias_row = row;
+    }
+    ops.softmax_row(s + i * Np, bias_row, mask, shape.scale, L, Lp, probs + i * Lp);
+  }
+  if (offsets.buckets) offset_bucket_rows(probs, Lp, L, offsets.window, offsets.buckets);
+}
+
+// Row by row from dP = dO·vᵀ in `dp` [L, Np]: dS = P ∘ (dP − rowsum(P ∘ dP)) into ds [L, Lp] and,
+// when not null, dlogits [L, L].
+// With offset terms, dB is added to dP first, and dE is summed from dS (kept in float32) after,
+// which then also goes to dlogits.
+template <typename T>
+void softmax_backward_rows(const Ops<T>& ops, float* dp, int64_t Np, const T* probs, int64_t L, int64_t Lp,
+                           T* ds, float* dlogits, bool accumulate, const OffsetTermGrads& offsets) {
+  if (offsets.buckets) add_offset_bucket_grads(offsets.buckets, L, offsets.window, dp, Np);
+  float* ds_f32 = offsets.logits ? offset_scratch_for(L).dlogits.data() : nullptr;
+  for (int64_t i = 0; i < L; ++i) {
+    float* out = ds_f32 ? ds_f32 + i * L : (dlogits ? dlogits + i * L : nullptr);
+    ops.softmax_backward_row(dp + i * Np, probs + i * Lp, L, Lp, ds + i * Lp, out, ds_f32 ? false : accumulate);
+  }
+  if (!ds_f32) return;
+  offset_bucket_rows(ds_f32, L, L, offsets.window, offsets.logits);
+  if (dlogits)
+    for (int64_t x = 0; x < L * L; ++x) dlogits[x] = accumulate ? dlogits[x] + ds_f32[x] : ds_f32[x];
 }
 
 }  // namespace
@@ -462,7 +502,7 @@ void attention_force_scalar(bool force_scalar) { g_force_scalar.store(force_scal
 
 void attention_forward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const float* bias,
                        int64_t bias_stride, const float* mask, uint16_t* probs, MutableBf16Rows out,
-                       OffsetBuckets buckets) {
+                       OffsetTerms offsets) {
   const int64_t L = shape.length, d = shape.head_size;
   const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
   const Ops<uint16_t> ops;
@@ -470,8 +510,7 @@ void attention_forward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows 
   // S = q·kᵀ, then row by row scale, bias, mask and softmax into P.
   pack_transposed(k, L, d, Np, w.packed.data());
   ops.gemm(rows_of(q), L, d, w.packed.data(), Np, w.wide.data(), Np);
-  softmax_rows(ops, shape, w.wide.data(), Np, bias, bias_stride, mask, Lp, probs);
-  if (buckets.values) offset_bucket_rows(probs, Lp, L, buckets.window, buckets.values);
+  softmax_rows(ops, shape, w.wide.data(), Np, bias, bias_stride, mask, Lp, probs, offsets);
   // O = P·v.
   pack_rows(v, L, d, dN, w.packed_right.data());
   ops.gemm(rows_of({probs, Lp}), L, Lp, w.packed_right.data(), dN, w.narrow.data(), dN);
@@ -480,15 +519,14 @@ void attention_forward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows 
 
 void attention_forward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, const float* bias,
                        int64_t bias_stride, const float* mask, float* probs, MutableF32Rows out,
-                       OffsetBuckets buckets) {
+                       OffsetTerms offsets) {
   const int64_t L = shape.length, d = shape.head_size;
   const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
   const Ops<float> ops;
   ScratchF32& w = scratch_f32_for(L, d);
   pack_transposed(k, L, d, Np, w.packed.data());
   ops.gemm(LeftF32{q.data, q.row_stride, 1}, L, d, w.packed.data(), Np, w.wide.data(), Np);
-  softmax_rows(ops, shape, w.wide.data(), Np, bias, bias_stride, mask, Lp, probs);
-  if (buckets.values) offset_bucket_rows(probs, Lp, L, buckets.window, buckets.values);
+  softmax_rows(ops, shape, w.wide.data(), Np, bias, bias_stride, mask, Lp, probs, offsets);
   pack_rows(v, L, d, dN, w.packed_right.data());
   ops.gemm(LeftF32{probs, Lp, 1}, L, L, w.packed_right.data(), dN, w.narrow.data(), dN);
   ops.store_rows(w.narrow.data(), dN, L, d, 1.0f, out);
@@ -496,7 +534,7 @@ void attention_forward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, 
 
 void attention_backward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const uint16_t* probs,
                         Bf16Rows grad_out, MutableBf16Rows dq, MutableBf16Rows dk, MutableBf16Rows dv,
-                        float* dlogits, bool accumulate_dlogits, OffsetBucketGrads bucket_grads) {
+                        float* dlogits, bool accumulate_dlogits, OffsetTermGrads offset_grads) {
   const int64_t L = shape.length, d = shape.head_size;
   const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
   const Ops<uint16_t> ops;
@@ -505,8 +543,7 @@ void attention_backward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows
   // dP = dO·vᵀ, then dS = P ∘ (dP − rowsum(P ∘ dP)).
   pack_transposed(v, L, d, Np, w.packed.data());
   ops.gemm(rows_of(grad_out), L, d, w.packed.data(), Np, w.wide.data(), Np);
-  if (bucket_grads.grads) add_offset_bucket_grads(bucket_grads.grads, L, bucket_grads.window, w.wide.data(), Np);
-  softmax_backward_rows(ops, w.wide.data(), Np, probs, L, Lp, ds, dlogits, accumulate_dlogits);
+  softmax_backward_rows(ops, w.wide.data(), Np, probs, L, Lp, ds, dlogits, accumulate_dlogits, offset_grads);
   // dv = Pᵀ·dO  [L, d]: Pᵀ's pairs are P's row pairs, read down the columns of P packed.
   pack_rows({probs, Lp}, L, L, Np, w.packed.data());
   pack_rows(grad_out, L, d, dN, w.packed_right.data());
@@ -525,7 +562,7 @@ void attention_backward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows
 
 void attention_backward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, const float* probs,
                         F32Rows grad_out, MutableF32Rows dq, MutableF32Rows dk, MutableF32Rows dv, float* dlogits,
-                        bool accumulate_dlogits, OffsetBucketGrads bucket_grads) {
+                        bool accumulate_dlogits, OffsetTermGrads offset_grads) {
   const int64_t L = shape.length, d = shape.head_size;
   const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
   const Ops<float> ops;
@@ -534,8 +571,7 @@ void attention_backward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v,
   // dP = dO·vᵀ, then dS = P ∘ (dP − rowsum(P ∘ dP)).
   pack_transposed(v, L, d, Np, w.packed.data());
   ops.gemm(LeftF32{grad_out.data, grad_out.row_stride, 1}, L, d, w.packed.data(), Np, w.wide.data(), Np);
-  if (bucket_grads.grads) add_offset_bucket_grads(bucket_grads.grads, L, bucket_grads.window, w.wide.data(), Np);
-  softmax_backward_rows(ops, w.wide.data(), Np, probs, L, Lp, ds, dlogits, accumulate_dlogits);
+  softmax_backward_rows(ops, w.wide.data(), Np, probs, L, Lp, ds, dlogits, accumulate_dlogits, offset_grads);
   // dv = Pᵀ·dO, dk = dSᵀ·q·scale: P and dS read down their columns; dq = dS·k·scale.
   pack_rows(grad_out, L, d, dN, w.packed_right.data());
   ops.gemm(LeftF32{probs, 1, Lp}, L, L, w.packed_right.data(), dN, w.narrow.data(), dN);

@@ -41,16 +41,19 @@ struct HeadShape {
 // Row stride of the saved probabilities P [L, probs_stride(L)] (L rounded up to even, zero-padded).
 int64_t probs_stride(int64_t length);
 
-// The probabilities of each row summed by clipped offset, for an output term over offsets
-// (Shaw's values, z_i += Σ_r B_ir·aV_r): B [L, 2w+1] float32 with B_ir = Σ_{j: clip(j−i, −w, w) + w
-// = r} P_ij. `window` w ≥ 0; with `values` null there is no such term.
-struct OffsetBuckets {
-  int64_t window = -1;
-  float* values = nullptr;  // forward: B written, row stride 2w+1
+// Position terms over clipped offsets, r(i, j) = clip(j − i, −w, w) + w (Shaw's): a logit term
+// E [L, 2w+1], E_i,r(i,j) added to row i's logits after the scale, and the probabilities summed
+// by offset, B [L, 2w+1] with B_ir = Σ_{j: r(i,j) = r} P_ij, for an output term Σ_r B_ir·aV_r.
+// Row stride 2w+1; a null pointer is no such term.
+struct OffsetTerms {
+  int64_t window = 0;
+  const float* logits = nullptr;  // E, read by the forward
+  float* buckets = nullptr;       // B, written by the forward
 };
-struct OffsetBucketGrads {
-  int64_t window = -1;
-  const float* grads = nullptr;  // backward: dB [L, 2w+1], added to dP_ij at (i, clip(j−i) + w)
+struct OffsetTermGrads {
+  int64_t window = 0;
+  float* logits = nullptr;         // dE_ir = Σ_{j: r(i,j) = r} dS_ij, written by the backward
+  const float* buckets = nullptr;  // dB, added to dP_ij at (i, r(i, j)) by the backward
 };
 
 // Forward of one head over bf16 rows (d even) or float32 rows. bias: [L, L] float32 (row stride
@@ -58,22 +61,22 @@ struct OffsetBucketGrads {
 // rows' type, [L, probs_stride(L)]) for the backward, the output O [L, d], and B when asked.
 void attention_forward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const float* bias,
                        int64_t bias_stride, const float* mask, uint16_t* probs, MutableBf16Rows out,
-                       OffsetBuckets buckets = {});
+                       OffsetTerms offsets = {});
 void attention_forward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, const float* bias,
                        int64_t bias_stride, const float* mask, float* probs, MutableF32Rows out,
-                       OffsetBuckets buckets = {});
+                       OffsetTerms offsets = {});
 
-// Backward of one head from the saved P and the output gradient dO [L, d] (and dB, when the
-// forward wrote B). Writes dq, dk, dv [L, d] in the rows' type and, when dlogits is not null, dS
+// Backward of one head from the saved P and the output gradient dO [L, d] (and the offset terms'
+// gradients, when the forward had them). Writes dq, dk, dv [L, d] in the rows' type and, when dlogits is not null, dS
 // (the gradient of the logits, that is of the bias) as float32 [L, L] (row stride L): written, or
 // added to what is there when `accumulate_dlogits` (the heads of a batch summed into one bias
 // gradient, in the caller's order).
 void attention_backward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const uint16_t* probs,
                         Bf16Rows grad_out, MutableBf16Rows dq, MutableBf16Rows dk, MutableBf16Rows dv,
-                        float* dlogits, bool accumulate_dlogits = false, OffsetBucketGrads bucket_grads = {});
+                        float* dlogits, bool accumulate_dlogits = false, OffsetTermGrads offset_grads = {});
 void attention_backward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, const float* probs,
                         F32Rows grad_out, MutableF32Rows dq, MutableF32Rows dk, MutableF32Rows dv, float* dlogits,
-                        bool accumulate_dlogits = false, OffsetBucketGrads bucket_grads = {});
+                        bool accumulate_dlogits = false, OffsetTermGrads offset_grads = {});
 
 // Whether the vectorised path runs on this CPU for bf16 (AVX512_BF16) or float32 (AVX-512 F/BW/VL);
 // `force_scalar` (tests) selects the scalar loops for both.

@@ -68,44 +68,49 @@ struct ExpandedBias {
 };
 
 // The heads of a batch through the kernels for element type T (uint16_t: bf16; float).
-// buckets: undefined, or float32 [B, H, L, 2w+1] for the offset buckets of window w.
+// Offset terms of window w (model/attention_kernels.h), each undefined or float32 [B, H, L, 2w+1]:
+// offset_logits read, buckets written.
 template <typename T>
 void forward_heads(const k::HeadShape& shape, const at::Tensor& q, const at::Tensor& kt, const at::Tensor& v,
                    const ExpandedBias& bias, const at::Tensor& mask, at::Tensor& probs, at::Tensor& out,
-                   at::Tensor& buckets, int64_t window) {
+                   int64_t window, const at::Tensor& offset_logits, at::Tensor& buckets) {
   const int64_t B = q.size(0), H = q.size(1), L = q.size(2);
   at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t b = i / H, h = i % H;
-      k::OffsetBuckets head_buckets;
-      if (buckets.defined()) head_buckets = {window, buckets.data_ptr<float>() + i * L * (2 * window + 1)};
+      const int64_t head_offsets = i * L * (2 * window + 1);
+      k::OffsetTerms offsets{window, nullptr, nullptr};
+      if (offset_logits.defined()) offsets.logits = offset_logits.data_ptr<float>() + head_offsets;
+      if (buckets.defined()) offsets.buckets = buckets.data_ptr<float>() + head_offsets;
       k::attention_forward(shape, head_rows<T>(q, b, h), head_rows<T>(kt, b, h), head_rows<T>(v, b, h), bias.at(b, h),
                            L, mask.defined() ? mask.data_ptr<float>() + b * L : nullptr,
                            elements_mut<T>(probs) + i * L * k::probs_stride(L), head_rows_mut<T>(out, b, h),
-                           head_buckets);
+                           offsets);
     }
   });
 }
 
 // dq, dk, dv and, where dlogits is defined, the bias gradient: summed over the batch into
 // [1, H, L, L] when `per_head_sum` (each head by one thread, in batch order), else per head.
-// grad_buckets: undefined, or the gradient of the offset buckets, float32 [B, H, L, 2w+1].
+// Offset terms of window w, each undefined or float32 [B, H, L, 2w+1]: grad_buckets read,
+// d_offset_logits written.
 template <typename T>
 void backward_heads(const k::HeadShape& shape, const at::Tensor& q, const at::Tensor& kt, const at::Tensor& v,
-                    const at::Tensor& probs, const at::Tensor& grad_out, const at::Tensor& grad_buckets,
-                    int64_t window, at::Tensor& dq, at::Tensor& dk, at::Tensor& dv, at::Tensor& dlogits,
-                    bool per_head_sum) {
+                    const at::Tensor& probs, const at::Tensor& grad_out, int64_t window,
+                    const at::Tensor& grad_buckets, at::Tensor& d_offset_logits, at::Tensor& dq, at::Tensor& dk,
+                    at::Tensor& dv, at::Tensor& dlogits, bool per_head_sum) {
   const int64_t B = q.size(0), H = q.size(1), L = q.size(2);
   auto backward_head = [&](int64_t b, int64_t h) {
     float* ds = nullptr;
     if (dlogits.defined()) ds = dlogits.data_ptr<float>() + (per_head_sum ? h : b * H + h) * L * L;
-    k::OffsetBucketGrads bucket_grads;
-    if (grad_buckets.defined())
-      bucket_grads = {window, grad_buckets.data_ptr<float>() + (b * H + h) * L * (2 * window + 1)};
+    const int64_t head_offsets = (b * H + h) * L * (2 * window + 1);
+    k::OffsetTermGrads offset_grads{window, nullptr, nullptr};
+    if (d_offset_logits.defined()) offset_grads.logits = d_offset_logits.data_ptr<float>() + head_offsets;
+    if (grad_buckets.defined()) offset_grads.buckets = grad_buckets.data_ptr<float>() + head_offsets;
     k::attention_backward(shape, head_rows<T>(q, b, h), head_rows<T>(kt, b, h), head_rows<T>(v, b, h),
                           elements<T>(probs) + (b * H + h) * L * k::probs_stride(L), head_rows<T>(grad_out, b, h),
                           head_rows_mut<T>(dq, b, h), head_rows_mut<T>(dk, b, h), head_rows_mut<T>(dv, b, h), ds,
-                          /*accumulate_dlogits=*/per_head_sum, bucket_grads);
+                          /*accumulate_dlogits=*/per_head_sum, offset_grads);
   };
   if (per_head_sum) {
     at::parallel_for(0, H, 1, [&](int64_t begin, int64_t end) {
@@ -119,10 +124,12 @@ void backward_heads(const k::HeadShape& shape, const at::Tensor& q, const at::Te
   }
 }
 
-// Outputs: the context and, with window ≥ 0, the offset buckets (else an empty tensor).
+// Inputs q, k, v, bias, key_mask, offset_logits (empty: none), window (< 0: no offset terms),
+// buckets (whether to return them). Outputs: the context and the offset buckets (else empty).
 struct CpuAttentionFunction : torch::autograd::Function<CpuAttentionFunction> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, at::Tensor q, at::Tensor kt,
-                                                at::Tensor v, at::Tensor bias, at::Tensor key_mask, int64_t window) {
+                                                at::Tensor v, at::Tensor bias, at::Tensor key_mask,
+                                                at::Tensor offset_logits, int64_t window, bool want_buckets) {
     q = with_contiguous_rows(q);
     kt = with_contiguous_rows(kt);
     v = with_contiguous_rows(v);
@@ -137,14 +144,23 @@ struct CpuAttentionFunction : torch::autograd::Function<CpuAttentionFunction> {
     }
     auto probs = at::empty({B, H, L, k::probs_stride(L)}, q.options());
     auto out = heads_last_layout(B, H, L, d, q.options());
-    at::Tensor buckets;
-    if (window >= 0) buckets = at::empty({B, H, L, 2 * window + 1}, q.options().dtype(at::kFloat));
-    if (q.scalar_type() == at::kFloat) forward_heads<float>(shape, q, kt, v, expanded, mask, probs, out, buckets, window);
-    else forward_heads<uint16_t>(shape, q, kt, v, expanded, mask, probs, out, buckets, window);
+    at::Tensor buckets, offsets;
+    if (window >= 0 && want_buckets) buckets = at::empty({B, H, L, 2 * window + 1}, q.options().dtype(at::kFloat));
+    if (window >= 0 && offset_logits.numel() > 0) {
+      TORCH_CHECK(offset_logits.sizes() == at::IntArrayRef({B, H, L, 2 * window + 1}), "cpu_attention: offset logits ",
+                  offset_logits.sizes(), ", expected [", B, ", ", H, ", ", L, ", ", 2 * window + 1, "]");
+      offsets = offset_logits.to(at::kFloat).contiguous();
+    }
+    if (q.scalar_type() == at::kFloat)
+      forward_heads<float>(shape, q, kt, v, expanded, mask, probs, out, window, offsets, buckets);
+    else
+      forward_heads<uint16_t>(shape, q, kt, v, expanded, mask, probs, out, window, offsets, buckets);
     ctx->save_for_backward({q, kt, v, probs});
     ctx->saved_data["bias_sizes"] = bias.numel() > 0 ? bias.sizes().vec() : std::vector<int64_t>{};
     ctx->saved_data["bias_dtype"] = static_cast<int64_t>(bias.scalar_type());
     ctx->saved_data["window"] = window;
+    ctx->saved_data["offset_logits"] = offsets.defined();
+    ctx->saved_data["offset_logits_dtype"] = static_cast<int64_t>(offset_logits.scalar_type());
     if (!buckets.defined()) {
       buckets = at::empty({0}, q.options().dtype(at::kFloat));
       ctx->mark_non_differentiable({buckets});
@@ -161,7 +177,11 @@ struct CpuAttentionFunction : torch::autograd::Function<CpuAttentionFunction> {
     const auto grad_out = with_contiguous_rows(grads[0].to(q.scalar_type()));
     const int64_t window = ctx->saved_data["window"].toInt();
     at::Tensor grad_buckets;
-    if (window >= 0 && grads.size() > 1 && grads[1].defined()) grad_buckets = grads[1].to(at::kFloat).contiguous();
+    if (window >= 0 && grads.size() > 1 && grads[1].defined() && grads[1].numel() > 0)
+      grad_buckets = grads[1].to(at::kFloat).contiguous();
+    at::Tensor d_offset_logits;
+    if (ctx->saved_data["offset_logits"].toBool() && ctx->needs_input_grad(5))
+      d_offset_logits = at::empty({B, H, L, 2 * window + 1}, q.options().dtype(at::kFloat));
     auto dq = heads_last_layout(B, H, L, d, q.options());
     auto dk = heads_last_layout(B, H, L, d, q.options());
     auto dv = heads_last_layout(B, H, L, d, q.options());
@@ -177,16 +197,19 @@ struct CpuAttentionFunction : torch::autograd::Function<CpuAttentionFunction> {
     if (per_head_sum) dlogits = at::zeros({1, H, L, L}, q.options().dtype(at::kFloat));
     else if (bias_grad) dlogits = at::empty({B, H, L, L}, q.options().dtype(at::kFloat));
     if (q.scalar_type() == at::kFloat)
-      backward_heads<float>(shape, q, kt, v, probs, grad_out, grad_buckets, window, dq, dk, dv, dlogits, per_head_sum);
+      backward_heads<float>(shape, q, kt, v, probs, grad_out, window, grad_buckets, d_offset_logits, dq, dk, dv,
+                            dlogits, per_head_sum);
     else
-      backward_heads<uint16_t>(shape, q, kt, v, probs, grad_out, grad_buckets, window, dq, dk, dv, dlogits,
-                               per_head_sum);
+      backward_heads<uint16_t>(shape, q, kt, v, probs, grad_out, window, grad_buckets, d_offset_logits, dq, dk, dv,
+                               dlogits, per_head_sum);
+    if (d_offset_logits.defined())
+      d_offset_logits = d_offset_logits.to(static_cast<at::ScalarType>(ctx->saved_data["offset_logits_dtype"].toInt()));
     at::Tensor dbias;
     if (bias_grad) {
       const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt());
       dbias = at::sum_to(dlogits, bias_sizes).to(dtype);
     }
-    return {dq, dk, dv, dbias, at::Tensor(), at::Tensor()};
+    return {dq, dk, dv, dbias, at::Tensor(), d_offset_logits, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -206,7 +229,8 @@ bool cpu_attention_native(c10::ScalarType dtype) {
 namespace {
 
 torch::autograd::variable_list apply_cpu_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                                   const at::Tensor& bias, const at::Tensor& key_mask, int64_t window) {
+                                                   const at::Tensor& bias, const at::Tensor& key_mask,
+                                                   const at::Tensor& offset_logits, int64_t window, bool buckets) {
   TORCH_CHECK(cpu_attention_supports(q), "cpu_attention: q must be a CPU bf16 or float32 [B, H, L, d] tensor with "
               "d <= 256 (even for bf16) and L <= 1024, got ", q.scalar_type(), " ", q.sizes(), " on ", q.device());
   TORCH_CHECK(k.sizes() == q.sizes() && v.sizes() == q.sizes() && k.scalar_type() == q.scalar_type() &&
@@ -214,23 +238,24 @@ torch::autograd::variable_list apply_cpu_attention(const at::Tensor& q, const at
               "cpu_attention: k and v must have q's dtype and shape ", q.sizes());
   // LibTorch 1.13's autograd functions take no undefined tensor: an empty one stands for "none".
   auto or_empty = [&](const at::Tensor& t) { return t.defined() ? t : at::empty({0}, q.options().dtype(at::kFloat)); };
-  return CpuAttentionFunction::apply(q, k, v, or_empty(bias), or_empty(key_mask), window);
+  return CpuAttentionFunction::apply(q, k, v, or_empty(bias), or_empty(key_mask), or_empty(offset_logits), window,
+                                     buckets);
 }
 
 }  // namespace
 
 at::Tensor cpu_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
                          const at::Tensor& key_mask) {
-  return apply_cpu_attention(q, k, v, bias, key_mask, -1)[0];
+  return apply_cpu_attention(q, k, v, bias, key_mask, at::Tensor(), -1, false)[0];
 }
 
-CpuAttentionWithBuckets cpu_attention_with_offset_buckets(const at::Tensor& q, const at::Tensor& k,
-                                                          const at::Tensor& v, const at::Tensor& bias,
-                                                          const at::Tensor& key_mask, int64_t window) {
-  TORCH_CHECK(window >= 0 && window < q.size(2), "cpu_attention: offset window ", window, " outside [0, ",
-              q.size(2), ")");
-  auto out = apply_cpu_attention(q, k, v, bias, key_mask, window);
-  return {out[0], out[1]};
+CpuAttentionWithOffsets cpu_attention_with_offsets(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                   const at::Tensor& bias, const at::Tensor& key_mask,
+                                                   const OffsetTermsRequest& offsets) {
+  TORCH_CHECK(q.dim() == 4 && offsets.window >= 0 && offsets.window < q.size(2), "cpu_attention: offset window ",
+              offsets.window, " outside [0, L) for q of shape ", q.sizes());
+  auto out = apply_cpu_attention(q, k, v, bias, key_mask, offsets.logits, offsets.window, offsets.buckets);
+  return {out[0], offsets.buckets ? out[1] : at::Tensor()};
 }
 
 }  // namespace tisa::model

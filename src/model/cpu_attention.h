@@ -24,16 +24,22 @@ bool cpu_attention_native(c10::ScalarType dtype);
 at::Tensor cpu_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
                          const at::Tensor& key_mask);
 
-// The same, also returning the probabilities summed by clipped offset for an output term over
-// offsets (Shaw's values: context + buckets·aV): buckets [B, H, L, 2w+1] float32, bucket r of row i
-// = Σ_j P_ij over the keys j with clip(j − i, −w, w) + w = r (model/attention_kernels.h). The
-// buckets are differentiable: their gradient reaches the probabilities. 0 ≤ window < L.
-struct CpuAttentionWithBuckets {
-  at::Tensor context;
-  at::Tensor buckets;
+// The same with position terms over clipped offsets r(i, j) = clip(j − i, −w, w) + w (Shaw's;
+// model/attention_kernels.h), both differentiable: `logits` E [B, H, L, 2w+1] (float, or undefined)
+// adds E_i,r(i,j) to the logits after the scale; with `buckets` the result also holds the
+// probabilities summed by offset, B [B, H, L, 2w+1] float32, B_ir = Σ_{j: r(i,j) = r} P_ij, for an
+// output term B·aV. 0 ≤ window < L.
+struct OffsetTermsRequest {
+  int64_t window = 0;
+  at::Tensor logits;
+  bool buckets = false;
 };
-CpuAttentionWithBuckets cpu_attention_with_offset_buckets(const at::Tensor& q, const at::Tensor& k,
-                                                          const at::Tensor& v, const at::Tensor& bias,
-                                                          const at::Tensor& key_mask, int64_t window);
+struct CpuAttentionWithOffsets {
+  at::Tensor context;
+  at::Tensor buckets;  // undefined unless requested
+};
+CpuAttentionWithOffsets cpu_attention_with_offsets(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                   const at::Tensor& bias, const at::Tensor& key_mask,
+                                                   const OffsetTermsRequest& offsets);
 
 }  // namespace tisa::model

@@ -181,40 +181,44 @@ TEST(CpuAttention, SameBitsAtOneAndTwoThreads) {
   }
 }
 
-// The probabilities summed by clipped offset (Shaw's value term through the kernel), for windows
-// 0 (one bucket), short (edge buckets of many keys), and L − 1 (no clipping): the buckets and the
-// gradients of q, k, v reached through them, against the same sums in double, on both paths, with
-// padding.
-TEST(CpuAttention, OffsetBucketsMatchDoublePrecision) {
+// The offset terms (Shaw's through the kernel): logits by offset E and the probabilities summed
+// by offset B, for windows 0 (one bucket), short (edge buckets of many keys) and L − 1 (no
+// clipping), beside a per-head bias: B, the context and the gradients of q, k, v, E and the bias
+// against the same sums in double, on both paths, with padding.
+TEST(CpuAttention, OffsetTermsMatchDoublePrecision) {
   for (const auto dtype : {torch::kBFloat16, torch::kFloat}) {
     for (const bool scalar : {false, true}) {
       std::optional<ScalarKernels> force;
       if (scalar) force.emplace();
-      const Case c{3, 2, 13, 8, "none", true, dtype};
+      const Case c{3, 2, 13, 8, "heads", true, dtype};
       const Inputs in(c);
       for (const int64_t w : {int64_t{0}, int64_t{3}, c.L - 1}) {
         SCOPED_TRACE(std::string(c10::toString(dtype)) + (scalar ? " scalar" : " vectorised") + ", window " +
                      std::to_string(w));
+        torch::manual_seed(static_cast<uint64_t>(w + 5));
+        const auto offset_logits = torch::randn({c.B, c.H, c.L, 2 * w + 1});
         const auto grad_buckets = torch::randn({c.B, c.H, c.L, 2 * w + 1});
         auto q = in.q.detach().requires_grad_(), k = in.k.detach().requires_grad_(),
-             v = in.v.detach().requires_grad_();
-        auto got = tisa::model::cpu_attention_with_offset_buckets(q, k, v, {}, in.mask, w);
+             v = in.v.detach().requires_grad_(), e = offset_logits.clone().requires_grad_(),
+             bias = in.bias.detach().requires_grad_();
+        auto got = tisa::model::cpu_attention_with_offsets(q, k, v, bias, in.mask, {w, e, true});
         ASSERT_EQ(got.buckets.sizes(), (torch::IntArrayRef{c.B, c.H, c.L, 2 * w + 1}));
         torch::autograd::backward({got.context, got.buckets}, {in.grad_out, grad_buckets});
 
         auto dbl = [](const torch::Tensor& t) { return t.detach().to(torch::kDouble).requires_grad_(); };
-        auto rq = dbl(in.q), rk = dbl(in.k), rv = dbl(in.v);
-        auto probs = torch::softmax(torch::matmul(rq, rk.transpose(-1, -2)) / std::sqrt(8.0) +
-                                        in.mask.to(torch::kDouble).clamp_min(-1e4),
-                                    -1);
+        auto rq = dbl(in.q), rk = dbl(in.k), rv = dbl(in.v), re = dbl(offset_logits), rbias = dbl(in.bias);
         auto pos = torch::arange(c.L);
         auto index = ((pos.unsqueeze(0) - pos.unsqueeze(1)).clamp(-w, w) + w).expand({c.B, c.H, c.L, c.L});
+        auto logits = torch::matmul(rq, rk.transpose(-1, -2)) / std::sqrt(8.0) + rbias + re.gather(-1, index) +
+                      in.mask.to(torch::kDouble).clamp_min(-1e4);
+        auto probs = torch::softmax(logits, -1);
         auto buckets = torch::zeros({c.B, c.H, c.L, 2 * w + 1}, torch::kDouble).scatter_add(-1, index, probs);
         auto out = torch::matmul(probs, rv);
         torch::autograd::backward({out, buckets}, {in.grad_out.to(torch::kDouble), grad_buckets.to(torch::kDouble)});
 
         const double tol = dtype == torch::kFloat ? 2e-5 : 2e-2;
         auto expect_close = [&](const torch::Tensor& a, const torch::Tensor& ref, const char* what) {
+          ASSERT_TRUE(a.defined()) << what;
           const double error = (a.to(torch::kDouble) - ref).norm().item<double>();
           EXPECT_LE(error, tol * ref.norm().item<double>() + 1e-6) << what;
         };
@@ -223,6 +227,12 @@ TEST(CpuAttention, OffsetBucketsMatchDoublePrecision) {
         expect_close(q.grad(), rq.grad(), "dq");
         expect_close(k.grad(), rk.grad(), "dk");
         expect_close(v.grad(), rv.grad(), "dv");
+        expect_close(bias.grad(), rbias.grad(), "d bias");
+        if (w > 0) {
+          expect_close(e.grad(), re.grad(), "d offset logits");
+        } else {  // one bucket shifts a whole row, which the softmax ignores: 0 up to rounding
+          EXPECT_LE(e.grad().norm().item<double>(), tol * rbias.grad().norm().item<double>()) << "d offset logits";
+        }
       }
     }
   }

@@ -49,15 +49,20 @@ struct RelativeSchemeImpl : torch::nn::Module {
   // Whether add_to_output() adds anything. Schemes without an output term are pure logit biases
   // (or q/k transforms), which the fused attention path takes (model/fused_attention.h).
   virtual bool has_output_term() const { return false; }
-  // Where the output term is Σ_r B_ir·table_r over the probabilities summed by clipped offset
-  // (bucket r of row i: the keys j with clip(j − i, −w, w) + w = r; Shaw's values): w at `length`,
-  // so that the CPU attention kernel can hand over B instead of the probabilities
-  // (model/cpu_attention.h); −1 where the term is not of that form.
-  virtual int64_t output_offset_window(int64_t length) const {
+  // Where the scheme's terms depend on the clipped offset r = clip(j − i, −w, w) + w alone (Shaw's):
+  // w at `length`, so that the CPU attention kernel computes them (model/cpu_attention.h); −1 where
+  // they do not. Then the whole logit term is offset_logits(q), E [B, H, L, 2w+1] with e_ij += E_i,r
+  // (already scaled; undefined: none), instead of add_to_logits; and the whole output term is
+  // add_bucketed_output(out, B) over the probabilities summed by offset, B [B, H, L, 2w+1] float32,
+  // instead of add_to_output.
+  virtual int64_t offset_window(int64_t length) const {
     (void)length;
     return -1;
   }
-  // out + B·table for B [B, H, L, 2w+1] (float32) with w = output_offset_window(L).
+  virtual torch::Tensor offset_logits(const torch::Tensor& q) {
+    (void)q;
+    return {};
+  }
   virtual torch::Tensor add_bucketed_output(torch::Tensor out, const torch::Tensor& buckets) {
     (void)buckets;
     return out;

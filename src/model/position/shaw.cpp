@@ -117,9 +117,17 @@ torch::Tensor ShawImpl::add_to_logits(torch::Tensor logits, const torch::Tensor&
   return logits + qa.gather(-1, idx);
 }
 
-int64_t ShawImpl::output_offset_window(int64_t length) const {
-  if (!values_.defined() || strategy_ == Strategy::kNaive || length < 1) return -1;
+int64_t ShawImpl::offset_window(int64_t length) const {
+  if (strategy_ == Strategy::kNaive || length < 1) return -1;
   return std::min(max_distance_, length - 1);
+}
+
+torch::Tensor ShawImpl::offset_logits(const torch::Tensor& q) {
+  const int64_t w = offset_window(q.size(2));
+  TISA_CHECK(w >= 0, "Shaw: offset logits asked of the naive computation");
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_size_));
+  auto table = keys_.narrow(0, max_distance_ - w, 2 * w + 1);  // [2w+1, d]: the rows reachable at this length
+  return torch::matmul(q, table.t()) * scale;                   // [B, H, L, 2w+1]
 }
 
 torch::Tensor ShawImpl::add_bucketed_output(torch::Tensor out, const torch::Tensor& buckets) {

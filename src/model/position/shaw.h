@@ -56,8 +56,9 @@ struct ShawImpl : RelativeSchemeImpl {
   torch::Tensor add_to_logits(torch::Tensor logits, const torch::Tensor& q) override;
   torch::Tensor add_to_output(torch::Tensor out, const torch::Tensor& probs) override;
   bool has_output_term() const override { return values_.defined(); }
-  // min(k, L − 1) with the value term (kNaive, the bench's reference, keeps its own path).
-  int64_t output_offset_window(int64_t length) const override;
+  // min(k, L − 1) (kNaive, the bench's reference, keeps its own path).
+  int64_t offset_window(int64_t length) const override;
+  torch::Tensor offset_logits(const torch::Tensor& q) override;
   torch::Tensor add_bucketed_output(torch::Tensor out, const torch::Tensor& buckets) override;
   std::string describe() const override;
   std::vector<std::string> computations() const override { return {"gather", "skew", "naive"}; }
