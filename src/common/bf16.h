@@ -31,6 +31,16 @@ inline uint16_t float_to_bf16(float value) {
   return static_cast<uint16_t>(u >> 16);
 }
 
+// One element of a kernel's storage type (uint16_t: bf16 bits; float) as float32, and back.
+inline float to_float(uint16_t bits) { return bf16_to_float(bits); }
+inline float to_float(float x) { return x; }
+template <typename T>
+T from_float(float x);
+template <>
+inline uint16_t from_float<uint16_t>(float x) { return float_to_bf16(x); }
+template <>
+inline float from_float<float>(float x) { return x; }
+
 #if TISA_HAVE_AVX512_KERNELS
 #define TISA_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 #define TISA_TARGET_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
@@ -68,6 +78,12 @@ TISA_TARGET_AVX512 inline void store_bf16(uint16_t* p, __m512 v, __mmask16 mask)
   out = _mm512_mask_mov_epi32(out, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_set1_epi32(0x7fc0));
   _mm512_mask_cvtepi32_storeu_epi16(p, mask, out);
 }
+
+// 16 values of either storage type (the lanes of `mask`; the others read as 0) as float32, and back.
+TISA_TARGET_AVX512 inline __m512 load_lanes(const uint16_t* p, __mmask16 mask) { return load_bf16(p, mask); }
+TISA_TARGET_AVX512 inline __m512 load_lanes(const float* p, __mmask16 mask) { return _mm512_maskz_loadu_ps(mask, p); }
+TISA_TARGET_AVX512 inline void store_lanes(uint16_t* p, __m512 v, __mmask16 mask) { store_bf16(p, v, mask); }
+TISA_TARGET_AVX512 inline void store_lanes(float* p, __m512 v, __mmask16 mask) { _mm512_mask_storeu_ps(p, mask, v); }
 
 // exp(x): x = n·ln2 + r with |r| ≤ ln2/2 (ln2 split in two for an exact n·ln2_hi), e^r by its
 // Taylor series to r⁷ (relative error < 2e-7 there), then ·2ⁿ by vscalefps, which underflows to 0

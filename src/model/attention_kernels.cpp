@@ -91,14 +91,6 @@ struct LeftF32 {
   float at(int64_t m, int64_t t) const { return a[m * row_step + t * elem_step]; }
 };
 
-float to_float(uint16_t x) { return bf16_to_float(x); }
-float to_float(float x) { return x; }
-template <typename T>
-T from_float(float x);
-template <>
-uint16_t from_float<uint16_t>(float x) { return float_to_bf16(x); }
-template <>
-float from_float<float>(float x) { return x; }
 
 // ---------------------------------------------------------------------------------- scalar path
 // C[M][N] = A[M][K]·B, K even, B packed as pairs. Each pair adds its two products in order, as
@@ -238,11 +230,6 @@ void gemm_avx512(typename Block::A a, int64_t M, int64_t K, const typename Block
   }
 }
 
-// 16 values of P, dS or an output row in their storage type, as float32 (masked lanes read 0).
-TISA_TARGET_AVX512 inline __m512 load_lanes(const uint16_t* p, __mmask16 k) { return load_bf16(p, k); }
-TISA_TARGET_AVX512 inline __m512 load_lanes(const float* p, __mmask16 k) { return _mm512_maskz_loadu_ps(k, p); }
-TISA_TARGET_AVX512 inline void store_lanes(uint16_t* p, __m512 v, __mmask16 k) { store_bf16(p, v, k); }
-TISA_TARGET_AVX512 inline void store_lanes(float* p, __m512 v, __mmask16 k) { _mm512_mask_storeu_ps(p, k, v); }
 
 template <typename T>
 TISA_TARGET_AVX512 void softmax_row_avx512(float* s, const float* bias, const float* mask, float scale, int64_t L,

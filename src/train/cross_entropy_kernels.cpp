@@ -19,16 +19,6 @@ namespace {
 
 std::atomic<bool> g_force_scalar{false};
 
-// Element access for both storage types: bf16 as its raw 16 bits, float32 as itself.
-inline float to_float(uint16_t v) { return bf16_to_float(v); }
-inline float to_float(float v) { return v; }
-template <typename T>
-T from_float(float v);
-template <>
-inline uint16_t from_float<uint16_t>(float v) { return float_to_bf16(v); }
-template <>
-inline float from_float<float>(float v) { return v; }
-
 // ---------------------------------------------------------------------------------- scalar path
 template <typename T>
 void forward_scalar(const T* logits, const int64_t* labels, int64_t row_begin, int64_t row_end, int64_t cols,
@@ -66,13 +56,7 @@ void backward_scalar(const T* logits, const int64_t* labels, const RowNorm* norm
 #if TISA_CE_AVX512
 #define TISA_AVX512 TISA_TARGET_AVX512
 TISA_AVX512_CODE_BEGIN
-using namespace avx512;  // exp16, lanes, load_bf16, store_bf16
-
-// 16 values of either storage type as float32 (lanes outside `k` read as 0), and back.
-TISA_AVX512 inline __m512 load16(const uint16_t* p, __mmask16 k) { return load_bf16(p, k); }
-TISA_AVX512 inline __m512 load16(const float* p, __mmask16 k) { return _mm512_maskz_loadu_ps(k, p); }
-TISA_AVX512 inline void store16(uint16_t* p, __m512 v, __mmask16 k) { store_bf16(p, v, k); }
-TISA_AVX512 inline void store16(float* p, __m512 v, __mmask16 k) { _mm512_mask_storeu_ps(p, k, v); }
+using namespace avx512;  // exp16, lanes, load_lanes, store_lanes
 
 template <typename T>
 TISA_AVX512 void forward_avx512(const T* logits, const int64_t* labels, int64_t row_begin, int64_t row_end,
@@ -85,7 +69,7 @@ TISA_AVX512 void forward_avx512(const T* logits, const int64_t* labels, int64_t 
     __m512i varg = _mm512_set1_epi32(std::numeric_limits<int32_t>::max());
     for (int64_t c = 0; c < cols; c += 16) {
       const __mmask16 k = lanes(cols - c);
-      const __m512 v = load16(x + c, k);
+      const __m512 v = load_lanes(x + c, k);
       const __mmask16 gt = _mm512_mask_cmp_ps_mask(k, v, vmax, _CMP_GT_OQ);
       vmax = _mm512_mask_mov_ps(vmax, gt, v);
       varg = _mm512_mask_mov_epi32(varg, gt, _mm512_add_epi32(iota, _mm512_set1_epi32(static_cast<int32_t>(c))));
@@ -99,7 +83,7 @@ TISA_AVX512 void forward_avx512(const T* logits, const int64_t* labels, int64_t 
     __m512d vsum_lo = _mm512_setzero_pd(), vsum_hi = _mm512_setzero_pd();
     for (int64_t c = 0; c < cols; c += 16) {
       const __mmask16 k = lanes(cols - c);
-      const __m512 e = _mm512_maskz_mov_ps(k, exp16(_mm512_sub_ps(load16(x + c, k), vm)));
+      const __m512 e = _mm512_maskz_mov_ps(k, exp16(_mm512_sub_ps(load_lanes(x + c, k), vm)));
       const __m256 e_hi = _mm256_castsi256_ps(_mm512_extracti64x4_epi64(_mm512_castps_si512(e), 1));
       vsum_lo = _mm512_add_pd(vsum_lo, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
       vsum_hi = _mm512_add_pd(vsum_hi, _mm512_cvtps_pd(e_hi));
@@ -121,10 +105,10 @@ TISA_AVX512 void backward_avx512(const T* logits, const int64_t* labels, const R
     const int64_t label = labels[r];
     for (int64_t c = 0; c < cols; c += 16) {
       const __mmask16 k = lanes(cols - c);
-      __m512 p = exp16(_mm512_sub_ps(_mm512_sub_ps(load16(x + c, k), vmax), vlog_sum));
+      __m512 p = exp16(_mm512_sub_ps(_mm512_sub_ps(load_lanes(x + c, k), vmax), vlog_sum));
       if (label >= c && label < c + 16)  // the one-hot term
         p = _mm512_mask_sub_ps(p, static_cast<__mmask16>(1u << (label - c)), p, one);
-      store16(g + c, _mm512_mul_ps(vscale, p), k);
+      store_lanes(g + c, _mm512_mul_ps(vscale, p), k);
     }
   }
 }

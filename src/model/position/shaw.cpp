@@ -109,12 +109,8 @@ torch::Tensor ShawImpl::add_to_logits(torch::Tensor logits, const torch::Tensor&
                       .narrow(-1, 0, L);  // [B, H, L, L]: (i, j) ← qa(i, j − i + L − 1)
     return logits + skewed;
   }
-  const int64_t w = std::min(max_distance_, L - 1);
-  // Only rows k−w … k+w can be reached at this length.
-  auto table = keys_.narrow(0, max_distance_ - w, 2 * w + 1);                       // [2w+1, d]
-  auto qa = torch::matmul(q, table.t()) * scale;                                    // [B, H, L, 2w+1]
   auto idx = offset_index(L, q.device()).expand({q.size(0), q.size(1), L, L});      // [B, H, L, L]
-  return logits + qa.gather(-1, idx);
+  return logits + offset_logits(q).gather(-1, idx);                                 // [B, H, L, 2w+1] by offset
 }
 
 int64_t ShawImpl::offset_window(int64_t length) const {
@@ -164,8 +160,7 @@ torch::Tensor ShawImpl::add_to_output(torch::Tensor out, const torch::Tensor& pr
   // probabilities are bf16 (autocast).
   const auto acc = probs.scalar_type() == torch::kDouble ? torch::kDouble : torch::kFloat;
   auto buckets = torch::zeros(sizes, probs.options().dtype(acc)).scatter_add(-1, idx, probs.to(acc));  // [B, H, L, 2w+1]
-  auto table = values_.narrow(0, max_distance_ - w, 2 * w + 1).to(buckets.scalar_type());  // [2w+1, d]
-  return out + torch::matmul(buckets, table).to(out.scalar_type());                // [B, H, L, d]
+  return add_bucketed_output(out, buckets);
 }
 
 }  // namespace tisa::model
