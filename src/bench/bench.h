@@ -72,6 +72,7 @@ struct ModelBenchSpec {
   int64_t seq = 128;
   int64_t masked_per_seq = -1;   // -1: min(20, round(0.15·seq)) as ALBERT's data
   bool mlm_all_positions = false;  // HF-style: vocabulary projection at every position
+  bool full_final_layer = false;  // the final layer at every position (false: only where the heads read, as the trainer)
   std::string computation;       // another way the scheme computes its terms (naive, gather); "" = its own
   std::string device = "cpu";    // "cpu" or "cuda"
   bool eager_attention = false;  // force the eager softmax attention (default: fused where possible)

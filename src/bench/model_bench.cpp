@@ -117,12 +117,14 @@ double train_step(model::AlbertForPreTraining& m, optim::Optimizer& opt, train::
 }
 
 void forward_step(model::AlbertForPreTraining& m, const data::PretrainBatch& b, bool all_positions,
-                  config::Precision precision, const torch::Device& device) {
+                  bool sparse_final_layer, config::Precision precision, const torch::Device& device) {
   c10::InferenceMode guard;
   const auto d = train::to_device(b, device);
   model::AutocastScope autocast(device, train::uses_bf16(precision));
+  model::ForwardOptions options;
+  options.head_outputs_only = sparse_final_layer;
   auto out = m->forward(d.input_ids, d.token_type_ids, d.attention_mask,
-                        all_positions ? torch::Tensor() : d.masked_positions);
+                        all_positions ? torch::Tensor() : d.masked_positions, options);
   (void)out.prediction_logits.sum().item<double>();
 }
 
@@ -162,6 +164,7 @@ nlohmann::json model_spec_to_json(const ModelBenchSpec& s) {
           {"seq", s.seq},
           {"masked_per_seq", s.masked_per_seq},
           {"mlm_all_positions", s.mlm_all_positions},
+          {"full_final_layer", s.full_final_layer},
           {"computation", s.computation},
           {"device", s.device},
           {"eager_attention", s.eager_attention},
@@ -184,6 +187,7 @@ ModelBenchSpec model_spec_from_json(const nlohmann::json& j, const config::Model
   s.seq = j.value("seq", s.seq);
   s.masked_per_seq = j.value("masked_per_seq", s.masked_per_seq);
   s.mlm_all_positions = j.value("mlm_all_positions", s.mlm_all_positions);
+  s.full_final_layer = j.value("full_final_layer", s.full_final_layer);
   s.computation = j.value("computation", s.computation);
   s.device = j.value("device", s.device);
   s.eager_attention = j.value("eager_attention", s.eager_attention);
@@ -226,12 +230,15 @@ double model_flops(const ModelBenchSpec& spec) {
   const double per_layer = 2.0 * tokens * (4.0 * H * H + 2.0 * H * I) + 2.0 * 2.0 * B * L * L * H;
   const int64_t masked = spec.masked_per_seq < 0 ? default_masked(spec.seq) : spec.masked_per_seq;
   const double predicted = spec.mlm_all_positions ? tokens : B * static_cast<double>(masked);
+  // A sparse final layer runs its output projection and FFN at the predicted rows and the first.
+  const bool sparse = !spec.mlm_all_positions && !spec.full_final_layer;
+  const double skipped = sparse ? 2.0 * (tokens - predicted - B) * (H * H + 2.0 * H * I) : 0.0;
   const double heads = 2.0 * predicted * (H * E + E * V) + 2.0 * B * (H * H + 2.0 * H);
   // The position scheme's own terms, asked of it (model/position/registry.h).
   const double scheme = c.position.relative == "none"
                             ? 0.0
                             : model::scheme_flops(c, spec.batch, spec.seq);
-  const double forward = 2.0 * tokens * E * H + applications * per_layer + heads + scheme;
+  const double forward = 2.0 * tokens * E * H + applications * per_layer - skipped + heads + scheme;
   return spec.mode == "train" ? 3.0 * forward : forward;
 }
 
@@ -290,6 +297,7 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
   if (spec.mode == "train") {
     opt = optim::make_optimizer(optimizer_config(spec.optimizer, spec.fused_optimizer), named_params(*m));
     step = std::make_unique<train::PretrainStep>(m, *opt, schedule, 1.0, device, spec.precision);
+    step->sparse_final_layer = !spec.full_final_layer;
   }
   r.rss_model_mib = current_rss_mib();
 
@@ -301,7 +309,7 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
     const auto& b = batches[i % batches.size()];
     if (spec.mode == "train")
       return train_step(m, *opt, *step, b, spec.mlm_all_positions, spec.precision, lr, device);
-    forward_step(m, b, spec.mlm_all_positions, spec.precision, device);
+    forward_step(m, b, spec.mlm_all_positions, !spec.full_final_layer, spec.precision, device);
     return 0.0;
   };
   for (int i = 0; i < spec.warmup; ++i) run_once(i);

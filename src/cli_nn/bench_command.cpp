@@ -54,6 +54,7 @@ struct BenchArgs {
   int warmup = 2;
   int64_t masked_per_seq = -1;
   bool mlm_all_positions = false;
+  std::string final_layer = "sparse";
   std::string profile_dir;
   bool gemm = false;
   bool data = false;
@@ -291,6 +292,9 @@ bench::ModelBenchSpec model_spec(const BenchArgs& a, const config::ModelConfig& 
   std::tie(spec.batch, spec.seq) = parse_shape(shape);
   spec.masked_per_seq = a.masked_per_seq;
   spec.mlm_all_positions = a.mlm_all_positions;
+  if (a.final_layer != "sparse" && a.final_layer != "full")
+    throw Error("bench --final-layer: sparse or full, got '" + a.final_layer + "'");
+  spec.full_final_layer = a.final_layer == "full";
   spec.warmup = a.warmup;
   spec.reps = a.reps;
   spec.device = a.device;
@@ -379,6 +383,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--masked-per-seq", args->masked_per_seq, "masked positions per sequence (-1: min(20, 15%))")
       ->check(integer_at_least(args->masked_per_seq, -1));
   cmd->add_flag("--mlm-all-positions", args->mlm_all_positions, "vocabulary projection at every position (as HF)");
+  cmd->add_option("--final-layer", args->final_layer,
+                  "sparse (past its attention the final layer runs only where the heads read, as the trainer) or full "
+                  "(every position)")
+      ->capture_default_str();
   cmd->add_option("--profile", args->profile_dir, "folder: write an operator profile (+ chrome trace) per config");
   cmd->add_flag("--gemm", args->gemm, "measure the matrix-product rate (f32, bf16)");
   cmd->add_flag("--data", args->data, "measure the data pipeline (example builder + loader)");

@@ -88,7 +88,9 @@ GlueModel::GlueModel(const std::string& model_dir, const GlueTaskInfo& task, dou
 GlueModel::~GlueModel() = default;
 
 at::Tensor GlueModel::forward(const GlueBatch& batch) {
-  return impl_->net->forward(batch.input_ids, batch.token_type_ids, batch.attention_mask).logits;  // [B, num_labels]
+  model::ForwardOptions options;
+  options.head_outputs_only = true;  // the classifier reads the pooler alone: a sparse final layer
+  return impl_->net->forward(batch.input_ids, batch.token_type_ids, batch.attention_mask, options).logits;  // [B, num_labels]
 }
 
 at::Tensor GlueModel::loss(const at::Tensor& logits, const GlueBatch& batch) const {

@@ -121,7 +121,8 @@ AlbertAttentionImpl::AlbertAttentionImpl(const config::ModelConfig& c)
 }
 
 torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& additive_mask,
-                                           RelativeSchemeImpl* scheme, torch::Tensor* probs_out) {
+                                           RelativeSchemeImpl* scheme, torch::Tensor* probs_out,
+                                           const torch::Tensor& rows) {
   const int64_t B = x.size(0), L = x.size(1);
   auto split = [&](const torch::Tensor& t) { return t.view({B, L, num_heads, head_size}).transpose(1, 2); };
   // Under autocast x (the float32 LayerNorm output) is cast once for the three projections, not
@@ -175,6 +176,10 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
     if (scheme) context = scheme->add_to_output(context, probs);
   }
   context = context.transpose(1, 2).reshape({B, L, num_heads * head_size});  // [B, L, H·d]
+  if (rows.defined()) {  // the rest of the layer acts on each position alone: only the rows asked for
+    const auto select = [&](const torch::Tensor& t) { return t.reshape({B * L, t.size(2)}).index_select(0, rows); };
+    return layer_norm(LayerNorm, select(x) + output_dropout(linear_rows(dense, select(context))));  // [R, H]
+  }
   return layer_norm(LayerNorm, x + output_dropout(linear_rows(dense, context)));
 }
 
@@ -216,8 +221,8 @@ AlbertLayerImpl::AlbertLayerImpl(const config::ModelConfig& c) : activation(c.hi
 }
 
 torch::Tensor AlbertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& additive_mask,
-                                       RelativeSchemeImpl* scheme, torch::Tensor* probs_out) {
-  auto a = attention(x, additive_mask, scheme, probs_out);
+                                       RelativeSchemeImpl* scheme, torch::Tensor* probs_out, const torch::Tensor& rows) {
+  auto a = attention(x, additive_mask, scheme, probs_out, rows);
   auto f = linear_rows(ffn, a);  // [B, L, I]; bfloat16 under CPU autocast
   // LibTorch's bf16 tanh-form GELU on the CPU is slower than its fp32 one: evaluate it in fp32 and
   // hand ffn_output the original dtype. The exact (erf) GELU and ReLU compute in float inside the
@@ -267,7 +272,8 @@ RelativeSchemeImpl* AlbertTransformerImpl::scheme_for(int64_t layer, int64_t inn
 }
 
 torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embeddings, const torch::Tensor& additive_mask,
-                                             const ForwardOptions& options, EncoderOutput* out) {
+                                             const ForwardOptions& options, EncoderOutput* out,
+                                             const torch::Tensor& final_rows) {
   auto h = linear_rows(embedding_hidden_mapping_in, embeddings);  // [B, L, H]
   if (options.hidden_states) out->hidden_states.push_back(h);
   for (auto& s : schemes) s->begin_forward(h.size(1));
@@ -276,8 +282,9 @@ torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embeddings, co
     auto& group = groups[i / per_group];  // SPEC §3: layer i uses group int(i / (L / groups))
     for (int64_t j = 0; j < inner_group_num; ++j) {
       torch::Tensor probs;
-      h = group->layers[j](h, additive_mask, scheme_for(i, j),
-                           options.attentions ? &probs : nullptr);
+      const bool last = i == num_hidden_layers - 1 && j == inner_group_num - 1;
+      h = group->layers[j](h, additive_mask, scheme_for(i, j), options.attentions ? &probs : nullptr,
+                           last ? final_rows : torch::Tensor());
       if (options.attentions) out->attentions.push_back(probs);
     }
     if (options.hidden_states) out->hidden_states.push_back(h);
@@ -308,8 +315,24 @@ EncoderOutput AlbertModelImpl::forward(const torch::Tensor& input_ids_in, const 
   RelativeSchemeImpl* scheme = encoder->schemes.empty() ? nullptr : encoder->schemes[0].get();
   auto e = embeddings(input_ids, token_type_ids, scheme, options.position_offsets);  // [B, L, E]
   if (options.hidden_states) out.embedding_output = e;
-  out.last_hidden_state = encoder(e, additive_mask, options, &out);  // [B, L, H]
-  out.pooler_output = torch::tanh(pooler(out.last_hidden_state.select(1, 0)));  // [B, H]
+  if (!options.final_rows.defined()) {
+    out.last_hidden_state = encoder(e, additive_mask, options, &out);             // [B, L, H]
+    out.pooler_output = torch::tanh(pooler(out.last_hidden_state.select(1, 0)));  // [B, H]
+    return out;
+  }
+  // Sparse final layer: each sequence's first position (the pooler's) first, then the rows asked for.
+  const int64_t B = input_ids.size(0), L = input_ids.size(1);
+  const auto asked = options.final_rows.to(device, torch::kLong);
+  const auto rows = torch::cat({torch::arange(B, asked.options()) * L, asked});
+  torch::Tensor h;
+  if (options.hidden_states) {  // every layer's full state is asked for: select after the last one
+    h = encoder(e, additive_mask, options, &out);
+    h = h.reshape({B * L, h.size(-1)}).index_select(0, rows);
+  } else {
+    h = encoder(e, additive_mask, options, &out, rows);  // [B + R, H]
+  }
+  out.pooler_output = torch::tanh(pooler(h.narrow(0, 0, B)));  // [B, H]
+  out.final_rows_hidden = h.narrow(0, B, asked.size(0));        // [R, H]
   return out;
 }
 
@@ -344,6 +367,15 @@ PretrainingOutput AlbertForPreTrainingImpl::forward(const torch::Tensor& input_i
                                                     const torch::Tensor& masked_positions,
                                                     const ForwardOptions& options) {
   PretrainingOutput out;
+  if (options.head_outputs_only && masked_positions.defined()) {  // the final layer only where the heads read
+    ForwardOptions sparse = options;
+    sparse.final_rows = masked_positions;
+    out.encoder = albert(input_ids, token_type_ids, attention_mask, sparse);
+    out.prediction_logits = predictions(out.encoder.final_rows_hidden);  // [M, V]
+    out.sop_logits = sop_classifier(out.encoder.pooler_output);          // [B, 2]
+    return out;
+  }
+  TORCH_CHECK(!options.final_rows.defined(), "AlbertForPreTraining chooses final_rows itself (head_outputs_only)");
   out.encoder = albert(input_ids, token_type_ids, attention_mask, options);
   const auto& h = out.encoder.last_hidden_state;  // [B, L, H]
   if (masked_positions.defined()) {
@@ -370,7 +402,9 @@ ClassificationOutput AlbertForSequenceClassificationImpl::forward(const torch::T
                                                                   const torch::Tensor& attention_mask,
                                                                   const ForwardOptions& options) {
   ClassificationOutput out;
-  out.encoder = albert(input_ids, token_type_ids, attention_mask, options);
+  ForwardOptions sparse = options;
+  if (options.head_outputs_only) sparse.final_rows = torch::empty({0}, torch::kLong);  // the pooler's rows alone
+  out.encoder = albert(input_ids, token_type_ids, attention_mask, sparse);
   out.logits = classifier(dropout(out.encoder.pooler_output));  // [B, num_labels]
   return out;
 }

@@ -39,6 +39,15 @@ struct ForwardOptions {
   // [B] int64 or undefined: sequence b reads the learned position table at rows offsets[b] …
   // offsets[b]+L−1 instead of 0 … L−1 (pretraining's training.position_span).
   torch::Tensor position_offsets;
+  // AlbertModel: [R] int64 flat positions b·L + t, or undefined. When defined the final layer runs
+  // its attention at every position but the rest of it (output projection, residual, LayerNorms,
+  // FFN) only at these rows and at each sequence's first (the pooler's), as MosaicBERT's sparse
+  // final layer: no other final state feeds a head. last_hidden_state is then left undefined and
+  // final_rows_hidden holds the rows. Exact: those parts of a layer act on each position alone.
+  torch::Tensor final_rows;
+  // The heads: the caller reads only the head's outputs (logits, pooler_output), so the heads set
+  // final_rows to the positions they read (the masked positions; none besides the first).
+  bool head_outputs_only = false;
 };
 
 struct EncoderOutput {
@@ -47,6 +56,7 @@ struct EncoderOutput {
   torch::Tensor embedding_output;            // [B, L, E] (with hidden_states)
   std::vector<torch::Tensor> hidden_states;  // L+1 tensors [B, L, H] (with hidden_states)
   std::vector<torch::Tensor> attentions;     // one [B, H, L, L] per layer (with attentions)
+  torch::Tensor final_rows_hidden;           // [R, H] at ForwardOptions::final_rows (with final_rows)
 };
 
 // ---------------------------------------------------------------------------------- embeddings
@@ -73,8 +83,10 @@ struct AlbertAttentionImpl : torch::nn::Module {
   explicit AlbertAttentionImpl(const config::ModelConfig& c);
   // x [B, L, H]; additive_mask [B, 1, 1, L] (0 or a large negative); probs_out receives the
   // attention probabilities when not null (which takes the eager path: SDPA does not return them).
+  // rows ([R] int64 flat positions b·L + t, or undefined): attend at every position, return only
+  // these rows' output [R, H] (the output projection, residual and LayerNorm run only there).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& additive_mask, RelativeSchemeImpl* scheme,
-                        torch::Tensor* probs_out = nullptr);
+                        torch::Tensor* probs_out = nullptr, const torch::Tensor& rows = {});
   // Whether this call can take the fused path (model/fused_attention.h).
   bool uses_fused(const RelativeSchemeImpl* scheme, bool probs_requested) const;
   // Whether this call takes the CPU kernel (model/cpu_attention.h) for projections q.
@@ -89,8 +101,9 @@ TORCH_MODULE(AlbertAttention);
 
 struct AlbertLayerImpl : torch::nn::Module {
   explicit AlbertLayerImpl(const config::ModelConfig& c);
+  // x [B, L, H] → [B, L, H], or [R, H] at `rows` (as AlbertAttentionImpl::forward).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& additive_mask, RelativeSchemeImpl* scheme,
-                        torch::Tensor* probs_out = nullptr);
+                        torch::Tensor* probs_out = nullptr, const torch::Tensor& rows = {});
   AlbertAttention attention{nullptr};
   torch::nn::Linear ffn{nullptr}, ffn_output{nullptr};
   torch::nn::LayerNorm full_layer_layer_norm{nullptr};
@@ -110,8 +123,10 @@ TORCH_MODULE(AlbertLayerGroup);
 // group int(i / (L / groups))), and the relative scheme modules.
 struct AlbertTransformerImpl : torch::nn::Module {
   explicit AlbertTransformerImpl(const config::ModelConfig& c);
+  // embeddings [B, L, E] → the final hidden state [B, L, H], or [R, H] at `final_rows` (defined):
+  // the last layer application computes only those rows after its attention.
   torch::Tensor forward(const torch::Tensor& embeddings, const torch::Tensor& additive_mask,
-                        const ForwardOptions& options, EncoderOutput* out);
+                        const ForwardOptions& options, EncoderOutput* out, const torch::Tensor& final_rows = {});
   // The scheme module used by layer application `layer`, inner layer `inner` (null for none).
   RelativeSchemeImpl* scheme_for(int64_t layer, int64_t inner) const;
   torch::nn::Linear embedding_hidden_mapping_in{nullptr};

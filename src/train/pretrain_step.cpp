@@ -59,10 +59,11 @@ std::vector<int64_t> draw_position_offsets(uint64_t seed, int64_t update, int64_
 }
 
 PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const DeviceBatch& b,
-                                  const torch::Tensor& position_offsets) {
+                                  const torch::Tensor& position_offsets, bool sparse_final_layer) {
   namespace F = torch::nn::functional;
   model::ForwardOptions options;
   options.position_offsets = position_offsets;
+  options.head_outputs_only = sparse_final_layer;
   auto out = model->forward(b.input_ids, b.token_type_ids, b.attention_mask, b.masked_positions, options);
   auto mlm_logits = out.prediction_logits.reshape({-1, out.prediction_logits.size(-1)});  // [M, V]
   auto sop_logits = out.sop_logits.reshape({-1, 2}).to(torch::kFloat);                    // [B, 2]
@@ -109,7 +110,7 @@ UpdateResult PretrainStep::operator()(const std::vector<data::PretrainBatch>& mi
       offsets = torch::tensor(drawn, torch::kLong);  // on the host: the model checks the range there
     }
     model::AutocastScope autocast(device_, uses_bf16(precision_));
-    PretrainLosses losses = pretraining_losses(model_, batch, offsets);
+    PretrainLosses losses = pretraining_losses(model_, batch, offsets, sparse_final_layer);
     return std::vector<torch::Tensor>{losses.mlm_sum, losses.sop_sum};
   };
   update_.dist = dist;

@@ -45,9 +45,11 @@ struct PretrainLosses {
   torch::Tensor mlm_correct;  // number of masked positions predicted right (int64, 0-dim)
   torch::Tensor sop_correct;  // number of examples whose order was predicted right
 };
-// `position_offsets` as in model::ForwardOptions (undefined: rows 0 … L−1).
+// `position_offsets` as in model::ForwardOptions (undefined: rows 0 … L−1). `sparse_final_layer`:
+// the final layer past its attention only at the positions the heads read (ForwardOptions::
+// head_outputs_only; the same losses); false runs it at every position (for comparisons).
 PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const DeviceBatch& batch,
-                                  const torch::Tensor& position_offsets = {});
+                                  const torch::Tensor& position_offsets = {}, bool sparse_final_layer = true);
 
 // training.position_span: one offset in 0 … span−length per sequence of a micro-batch, a pure
 // function of (seed, update, rank, micro-batch, sequence), so a resumed run draws the same ones.
@@ -86,6 +88,9 @@ class PretrainStep {
   // training.position_span (0 = off) and the seed its offsets are drawn from.
   int64_t position_span = 0;
   uint64_t position_seed = 0;
+
+  // As pretraining_losses' flag (false only for the bench's comparison).
+  bool sparse_final_layer = true;
 
  private:
   model::AlbertForPreTraining model_;
