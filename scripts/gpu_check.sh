@@ -3,7 +3,8 @@
 # 2.x (CUDA) in a venv, nvcc, cmake and ninja, and none of Debian's -dev packages. Within ~8 min:
 #   1. builds tisa-train against that torch's LibTorch, with the C++ dependencies from
 #      .gpu-deps/root (made beforehand by scripts/gpu_deps.sh on a machine with Debian's network);
-#   2. the CUDA test cases: every scheme's forward/backward on the GPU vs the CPU, bf16 autocast,
+#   2. the CUDA test cases: every scheme's forward/backward on the GPU vs the CPU (also with the
+#      sparse final layer the trainer runs), bf16 autocast,
 #      masked bf16 attention at L = 192 (fused vs eager gradients; cuDNN's SDPA is kept off),
 #      the CUDA optimiser goldens;
 #   3. 100 updates of tiny pretraining on the GPU, and the same run interrupted after update 50 and

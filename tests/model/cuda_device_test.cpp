@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "close.h"
 #include "model/autocast.h"
@@ -104,6 +105,37 @@ TEST_P(CudaSchemes, MaskedBf16AttentionAtLength192MatchesEager) {
     const double scale = std::max(g.norm().item<double>(), 1e-6);
     EXPECT_LT((f - g).norm().item<double>() / scale, 0.05) << v.name << ": gradient of " << name;
   }
+}
+
+// The sparse final layer on the GPU (ForwardOptions::head_outputs_only, as the trainer runs it):
+// the heads' outputs and every gradient equal the CPU's full model within float32 tolerance.
+TEST_P(CudaSchemes, SparseFinalLayerMatchesTheFullCpuModel) {
+  const auto& v = GetParam();
+  const torch::Device gpu(torch::kCUDA, 0);
+  torch::manual_seed(5);
+  const auto ids = torch::randint(5, 50, {3, 11}, torch::kLong);
+  auto mask = torch::ones({3, 11}, torch::kLong);
+  mask[1].narrow(0, 7, 4).fill_(0);
+  const auto masked = torch::tensor(std::vector<int64_t>{1, 4, 13, 17, 22, 30});
+  auto run = [&](const torch::Device& device, bool sparse) {
+    torch::manual_seed(11);
+    tisa::model::AlbertForPreTraining model(tisa::test::tiny_model(v));
+    model->to(device);
+    model->train();
+    tisa::model::ForwardOptions options;
+    options.head_outputs_only = sparse;
+    auto out = model->forward(ids.to(device), torch::Tensor(), mask.to(device), masked.to(device), options);
+    (out.prediction_logits.pow(2).mean() + out.sop_logits.pow(2).sum()).backward();
+    std::map<std::string, torch::Tensor> r{{"(mlm logits)", out.prediction_logits.detach().cpu()},
+                                           {"(sop logits)", out.sop_logits.detach().cpu()}};
+    for (const auto& p : model->named_parameters())
+      if (p.value().grad().defined()) r[p.key()] = p.value().grad().cpu();
+    return r;
+  };
+  const auto ref = run(torch::kCPU, false);
+  const auto got = run(gpu, true);
+  ASSERT_EQ(got.size(), ref.size()) << v.name;
+  for (const auto& [name, t] : ref) EXPECT_TRUE(close(got.at(name), t, 1e-4, 1e-3, v.name + " " + name));
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, CudaSchemes, ::testing::ValuesIn(tisa::test::scheme_variants()),
