@@ -43,7 +43,8 @@ struct ForwardOptions {
   // its attention at every position but the rest of it (output projection, residual, LayerNorms,
   // FFN) only at these rows and at each sequence's first (the pooler's), as MosaicBERT's sparse
   // final layer: no other final state feeds a head. last_hidden_state is then left undefined and
-  // final_rows_hidden holds the rows. Exact: those parts of a layer act on each position alone.
+  // final_rows_hidden holds the rows. Exact: those parts of a layer act on each position alone
+  // (with hidden dropout its masks are drawn for these rows only, so a run's draws differ).
   torch::Tensor final_rows;
   // The heads: the caller reads only the head's outputs (logits, pooler_output), so the heads set
   // final_rows to the positions they read (the masked positions; none besides the first).
