@@ -46,36 +46,39 @@ std::map<std::string, torch::Tensor> gradients(torch::nn::Module& m) {
   return g;
 }
 
-// Forward with or without the sparse final layer, a loss reaching every head output with different
-// weights, backward.
-HeadPass pretraining_pass(tisa::model::AlbertForPreTraining& m, bool sparse, AttentionBackend backend) {
-  tisa::model::set_attention_backend(*m, backend);
-  m->zero_grad();
-  const auto b = batch();
+// One forward with or without the sparse final layer: `forward` returns the heads' outputs (and
+// the final rows), a loss reaches every output with different weights, backward.
+template <typename Forward>
+HeadPass head_pass(torch::nn::Module& m, bool sparse, AttentionBackend backend, Forward forward) {
+  tisa::model::set_attention_backend(m, backend);
+  m.zero_grad();
   ForwardOptions options;
   options.head_outputs_only = sparse;
-  auto out = m->forward(b.ids, torch::Tensor(), b.mask, b.masked, options);
-  EXPECT_EQ(out.encoder.last_hidden_state.defined(), !sparse);
-  auto w = torch::linspace(-1, 1, out.prediction_logits.numel()).view(out.prediction_logits.sizes());
-  ((out.prediction_logits * w).sum() + out.sop_logits.pow(2).sum()).backward();
-  HeadPass r{out.prediction_logits.detach().clone(), out.sop_logits.detach().clone(), {}, gradients(*m)};
-  const auto& h = out.encoder.last_hidden_state;
-  r.rows = sparse ? out.encoder.final_rows_hidden.detach().clone()
-                  : h.detach().reshape({-1, h.size(-1)}).index_select(0, b.masked);
+  HeadPass r = forward(batch(), options);
+  auto w = torch::linspace(-1, 1, r.mlm.numel()).view(r.mlm.sizes());
+  ((r.mlm * w).sum() + r.sop.pow(2).sum()).backward();
+  r.mlm = r.mlm.detach().clone();
+  r.sop = r.sop.detach().clone();
+  r.grads = gradients(m);
   return r;
 }
 
+HeadPass pretraining_pass(tisa::model::AlbertForPreTraining& m, bool sparse, AttentionBackend backend) {
+  return head_pass(*m, sparse, backend, [&](const Batch& b, const ForwardOptions& options) {
+    auto out = m->forward(b.ids, torch::Tensor(), b.mask, b.masked, options);
+    const auto& h = out.encoder.last_hidden_state;
+    EXPECT_EQ(h.defined(), !sparse);
+    auto rows = sparse ? out.encoder.final_rows_hidden : h.reshape({-1, h.size(-1)}).index_select(0, b.masked);
+    return HeadPass{out.prediction_logits, out.sop_logits, rows.detach().clone(), {}};
+  });
+}
+
 HeadPass classification_pass(tisa::model::AlbertForSequenceClassification& m, bool sparse, AttentionBackend backend) {
-  tisa::model::set_attention_backend(*m, backend);
-  m->zero_grad();
-  const auto b = batch();
-  ForwardOptions options;
-  options.head_outputs_only = sparse;
-  auto out = m->forward(b.ids, torch::Tensor(), b.mask, options);
-  EXPECT_EQ(out.encoder.last_hidden_state.defined(), !sparse);
-  auto w = torch::linspace(-1, 1, out.logits.numel()).view(out.logits.sizes());
-  ((out.logits * w).sum() + out.encoder.pooler_output.pow(2).sum()).backward();
-  return {out.logits.detach().clone(), out.encoder.pooler_output.detach().clone(), {}, gradients(*m)};
+  return head_pass(*m, sparse, backend, [&](const Batch& b, const ForwardOptions& options) {
+    auto out = m->forward(b.ids, torch::Tensor(), b.mask, options);
+    EXPECT_EQ(out.encoder.last_hidden_state.defined(), !sparse);
+    return HeadPass{out.logits, out.encoder.pooler_output, torch::Tensor(), {}};
+  });
 }
 
 // |got − ref| within `rel` of ref's norm, plus `floor` for tensors that are zero in exact
