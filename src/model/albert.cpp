@@ -366,19 +366,17 @@ PretrainingOutput AlbertForPreTrainingImpl::forward(const torch::Tensor& input_i
                                                     const torch::Tensor& attention_mask,
                                                     const torch::Tensor& masked_positions,
                                                     const ForwardOptions& options) {
-  PretrainingOutput out;
-  if (options.head_outputs_only && masked_positions.defined()) {  // the final layer only where the heads read
-    ForwardOptions sparse = options;
-    sparse.final_rows = masked_positions;
-    out.encoder = albert(input_ids, token_type_ids, attention_mask, sparse);
-    out.prediction_logits = predictions(out.encoder.final_rows_hidden);  // [M, V]
-    out.sop_logits = sop_classifier(out.encoder.pooler_output);          // [B, 2]
-    return out;
-  }
   TORCH_CHECK(!options.final_rows.defined(), "AlbertForPreTraining chooses final_rows itself (head_outputs_only)");
-  out.encoder = albert(input_ids, token_type_ids, attention_mask, options);
-  const auto& h = out.encoder.last_hidden_state;  // [B, L, H]
-  if (masked_positions.defined()) {
+  // With head_outputs_only the final layer runs only where the heads read: the masked positions.
+  const bool sparse = options.head_outputs_only && masked_positions.defined();
+  ForwardOptions encoder_options = options;
+  if (sparse) encoder_options.final_rows = masked_positions;
+  PretrainingOutput out;
+  out.encoder = albert(input_ids, token_type_ids, attention_mask, encoder_options);
+  const auto& h = out.encoder.last_hidden_state;  // [B, L, H] (undefined when sparse)
+  if (sparse) {
+    out.prediction_logits = predictions(out.encoder.final_rows_hidden);  // [M, V]
+  } else if (masked_positions.defined()) {
     auto flat = h.reshape({-1, h.size(-1)});  // [B·L, H]
     out.prediction_logits = predictions(flat.index_select(0, masked_positions.to(h.device(), torch::kLong)));  // [M, V]
   } else {
