@@ -230,9 +230,10 @@ double model_flops(const ModelBenchSpec& spec) {
   const double per_layer = 2.0 * tokens * (4.0 * H * H + 2.0 * H * I) + 2.0 * 2.0 * B * L * L * H;
   const int64_t masked = spec.masked_per_seq < 0 ? default_masked(spec.seq) : spec.masked_per_seq;
   const double predicted = spec.mlm_all_positions ? tokens : B * static_cast<double>(masked);
-  // A sparse final layer runs its output projection and FFN at the predicted rows and the first.
+  // A sparse final layer runs its attention's queries, output projection and FFN only at the
+  // predicted rows and each sequence's first (q·kᵀ and probs·v of a query row: 2 · 2·L·H).
   const bool sparse = !spec.mlm_all_positions && !spec.full_final_layer;
-  const double skipped = sparse ? 2.0 * (tokens - predicted - B) * (H * H + 2.0 * H * I) : 0.0;
+  const double skipped = sparse ? 2.0 * (tokens - predicted - B) * (H * H + 2.0 * H * I + 2.0 * L * H) : 0.0;
   const double heads = 2.0 * predicted * (H * E + E * V) + 2.0 * B * (H * H + 2.0 * H);
   // The position scheme's own terms, asked of it (model/position/registry.h).
   const double scheme = c.position.relative == "none"

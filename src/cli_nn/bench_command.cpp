@@ -384,8 +384,8 @@ void add_bench_command(CLI::App& app) {
       ->check(integer_at_least(args->masked_per_seq, -1));
   cmd->add_flag("--mlm-all-positions", args->mlm_all_positions, "vocabulary projection at every position (as HF)");
   cmd->add_option("--final-layer", args->final_layer,
-                  "sparse (past its attention the final layer runs only where the heads read, as the trainer) or full "
-                  "(every position)")
+                  "sparse (the final layer's queries (on the CPU attention kernel), output projection and FFN only "
+                  "where the heads read, as the trainer) or full (every position)")
       ->capture_default_str();
   cmd->add_option("--profile", args->profile_dir, "folder: write an operator profile (+ chrome trace) per config");
   cmd->add_flag("--gemm", args->gemm, "measure the matrix-product rate (f32, bf16)");

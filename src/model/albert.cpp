@@ -1,8 +1,10 @@
 // ALBERT modules, heads and losses; see albert.h (SPEC §2, §3).
 #include "model/albert.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "common/error.h"
 #include "model/autocast.h"
@@ -51,6 +53,44 @@ torch::nn::Embedding make_embedding(int64_t rows, int64_t dim, double std, int64
 // LibTorch 1.13's CPU layer_norm rejects a bf16 input with float32 weights.
 torch::Tensor layer_norm(torch::nn::LayerNorm& ln, const torch::Tensor& x) {
   return ln(x.scalar_type() == ln->weight.scalar_type() ? x : x.to(ln->weight.scalar_type()));
+}
+
+// The sparse final layer's queries for the CPU attention kernel: the distinct asked rows (flat
+// b·L + t, any order, repeats allowed) grouped by sequence into positions [B, Lq], Lq ≤ L the most
+// distinct rows one sequence asks for, the shorter lists padded with position 0 (a real query
+// whose result nobody reads, so it adds nothing to any gradient); and for each asked row, its slot
+// b·Lq + i in that grid.
+struct QueryGrid {
+  torch::Tensor positions;  // int64 [B, Lq]
+  torch::Tensor slots;      // int64 [R]
+};
+QueryGrid query_grid(const torch::Tensor& rows, int64_t B, int64_t L) {
+  const auto flat = rows.to(torch::kCPU, torch::kLong).contiguous();
+  const int64_t R = flat.numel();
+  const int64_t* row = flat.data_ptr<int64_t>();
+  std::vector<int64_t> index(static_cast<size_t>(B * L), -1);  // a row's index among its sequence's
+  std::vector<int64_t> count(static_cast<size_t>(B), 0);
+  for (int64_t i = 0; i < R; ++i) {
+    TORCH_CHECK(row[i] >= 0 && row[i] < B * L, "final_rows: row ", row[i], " outside [0, ", B * L, ")");
+    auto& at = index[static_cast<size_t>(row[i])];
+    if (at < 0) at = count[static_cast<size_t>(row[i] / L)]++;
+  }
+  const int64_t Lq = std::max<int64_t>(1, *std::max_element(count.begin(), count.end()));
+  QueryGrid grid{torch::zeros({B, Lq}, torch::kLong), torch::empty({R}, torch::kLong)};
+  int64_t* position = grid.positions.data_ptr<int64_t>();
+  int64_t* slot = grid.slots.data_ptr<int64_t>();
+  for (int64_t i = 0; i < R; ++i) {
+    slot[i] = row[i] / L * Lq + index[static_cast<size_t>(row[i])];
+    position[slot[i]] = row[i] % L;
+  }
+  return grid;
+}
+
+// Rows [B, H, Lq, n] of t [B, H, L, n] at the grid's positions (undefined stays undefined).
+torch::Tensor query_rows_of(const torch::Tensor& t, const QueryGrid& grid) {
+  if (!t.defined() || !grid.positions.defined()) return t;
+  const int64_t B = t.size(0), Lq = grid.positions.size(1);
+  return t.gather(2, grid.positions.view({B, 1, Lq, 1}).expand({B, t.size(1), Lq, t.size(3)}));
 }
 
 }  // namespace
@@ -133,16 +173,19 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
   auto q = split(linear_rows(query, xq));  // [B, H, L, d]
   auto k = split(linear_rows(key, xq));  // [B, H, L, d]
   auto v = split(linear_rows(value, xq));  // [B, H, L, d]
-  torch::Tensor context;
+  torch::Tensor context, context_rows;
   if (uses_cpu_kernel(scheme, probs_out != nullptr, q)) {
     if (scheme) scheme->transform_qk(q, k);  // RoPE
     // The mask clamped to bf16's range for both dtypes: finite with room below float's lowest, so
     // that a negative bias added to it cannot overflow to −∞.
     const auto mask = finite_mask_for(additive_mask, torch::kBFloat16);
+    // A sparse final layer asks the kernel only for the query rows it reads; the scheme's terms
+    // are computed for every position as usual and the kernel reads their rows by position.
+    const QueryGrid grid = rows.defined() ? query_grid(rows, B, L) : QueryGrid{};
     const int64_t window = scheme ? scheme->offset_window(L) : -1;
     if (window >= 0) {  // Shaw's: the kernel adds E by offset and sums P by offset for the values
-      OffsetTermsRequest offsets{window, scheme->offset_logits(q), scheme->has_output_term()};
-      auto attended = cpu_attention_with_offsets(q, k, v, {}, mask, offsets);
+      OffsetTermsRequest offsets{window, query_rows_of(scheme->offset_logits(q), grid), scheme->has_output_term()};
+      auto attended = cpu_attention_with_offsets(query_rows_of(q, grid), k, v, {}, mask, offsets, grid.positions);
       context = offsets.buckets ? scheme->add_bucketed_output(attended.context, attended.buckets) : attended.context;
     } else {
       // The scheme's logit term alone: added to a float zero, which a scheme without one returns as is.
@@ -152,8 +195,10 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
         bias = scheme->add_to_logits(zero, q);
         if (bias.is_same(zero)) bias = torch::Tensor();
       }
-      context = cpu_attention(q, k, v, bias, mask);
+      context = cpu_attention(query_rows_of(q, grid), k, v, bias, mask, grid.positions);
     }
+    if (grid.positions.defined())  // [B, H, Lq, d] → the asked rows, in their order: [R, H·d]
+      context_rows = context.transpose(1, 2).reshape({-1, num_heads * head_size}).index_select(0, grid.slots);
   } else if (uses_fused(scheme, probs_out != nullptr)) {
     // The position term is a q/k transform and/or a pure logit bias: rotate q, k and hand
     // mask + bias to SDPA as its attn_mask.
@@ -175,11 +220,13 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& x, const torch::
     context = torch::matmul(probs.to(v.scalar_type()), v);         // [B, H, L, d]
     if (scheme) context = scheme->add_to_output(context, probs);
   }
-  context = context.transpose(1, 2).reshape({B, L, num_heads * head_size});  // [B, L, H·d]
   if (rows.defined()) {  // the rest of the layer acts on each position alone: only the rows asked for
-    const auto select = [&](const torch::Tensor& t) { return t.reshape({B * L, t.size(2)}).index_select(0, rows); };
-    return layer_norm(LayerNorm, select(x) + output_dropout(linear_rows(dense, select(context))));  // [R, H]
+    const auto select = [&](const torch::Tensor& t) { return t.reshape({B * L, t.size(-1)}).index_select(0, rows); };
+    if (!context_rows.defined())
+      context_rows = select(context.transpose(1, 2).reshape({B, L, num_heads * head_size}));  // [R, H·d]
+    return layer_norm(LayerNorm, select(x) + output_dropout(linear_rows(dense, context_rows)));  // [R, H]
   }
+  context = context.transpose(1, 2).reshape({B, L, num_heads * head_size});  // [B, L, H·d]
   return layer_norm(LayerNorm, x + output_dropout(linear_rows(dense, context)));
 }
 

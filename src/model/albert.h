@@ -40,11 +40,13 @@ struct ForwardOptions {
   // offsets[b]+L−1 instead of 0 … L−1 (pretraining's training.position_span).
   torch::Tensor position_offsets;
   // AlbertModel: [R] int64 flat positions b·L + t, or undefined. When defined the final layer runs
-  // its attention at every position but the rest of it (output projection, residual, LayerNorms,
-  // FFN) only at these rows and at each sequence's first (the pooler's), as MosaicBERT's sparse
-  // final layer: no other final state feeds a head. last_hidden_state is then left undefined and
-  // final_rows_hidden holds the rows. Exact: those parts of a layer act on each position alone
-  // (with hidden dropout its masks are drawn for these rows only, so a run's draws differ).
+  // the rest of it past its attention (output projection, residual, LayerNorms, FFN) only at these
+  // rows and at each sequence's first (the pooler's), as MosaicBERT's sparse final layer: no other
+  // final state feeds a head; on the CPU attention kernel its attention, too, computes only these
+  // query rows (over every key; other attention paths compute every query). last_hidden_state is
+  // then left undefined and final_rows_hidden holds the rows. Exact: those parts of a layer act on
+  // each position alone (with hidden dropout its masks are drawn for these rows only, so a run's
+  // draws differ).
   torch::Tensor final_rows;
   // The heads: the caller reads only the head's outputs (logits, pooler_output), so the heads set
   // final_rows to the positions they read (the masked positions; none besides the first).
@@ -84,8 +86,9 @@ struct AlbertAttentionImpl : torch::nn::Module {
   explicit AlbertAttentionImpl(const config::ModelConfig& c);
   // x [B, L, H]; additive_mask [B, 1, 1, L] (0 or a large negative); probs_out receives the
   // attention probabilities when not null (which takes the eager path: SDPA does not return them).
-  // rows ([R] int64 flat positions b·L + t, or undefined): attend at every position, return only
-  // these rows' output [R, H] (the output projection, residual and LayerNorm run only there).
+  // rows ([R] int64 flat positions b·L + t, or undefined): return only these rows' output [R, H]
+  // (the output projection, residual and LayerNorm run only there; on the CPU attention kernel
+  // only these rows query, over every key).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& additive_mask, RelativeSchemeImpl* scheme,
                         torch::Tensor* probs_out = nullptr, const torch::Tensor& rows = {});
   // Whether this call can take the fused path (model/fused_attention.h).

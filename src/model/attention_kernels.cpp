@@ -385,12 +385,12 @@ Scratch& scratch_for(int64_t L, int64_t d) {
 // ------------------------------------------------------------------------- offset terms (Shaw's)
 int64_t offset_of(int64_t i, int64_t j, int64_t w) { return std::min(std::max(j - i, -w), w) + w; }
 
-// B_ir = Σ_{j: r(i,j) = r} X_ij for every row of X [L, ld] (P, or dS for the logit term's
-// gradient): the two edge buckets sum the runs of the row beyond ±w (four partial sums, added in a
-// fixed order), the others are single elements.
+// B_ir = Σ_{j: r(i,j) = r} X_ij for every query row of X [Lq, ld] (P, or dS for the logit term's
+// gradient), i at its position: the two edge buckets sum the runs of the row beyond ±w (four
+// partial sums, added in a fixed order), the others are single elements.
 template <typename T>
-void offset_bucket_rows(const T* probs, int64_t Lp, int64_t L, int64_t w, float* buckets) {
-  const int64_t R = 2 * w + 1;
+void offset_bucket_rows(const T* probs, int64_t Lp, const HeadShape& shape, int64_t w, float* buckets) {
+  const int64_t R = 2 * w + 1, L = shape.length;
   auto run_sum = [](const T* p, int64_t begin, int64_t end) {
     float part[4] = {0, 0, 0, 0};
     int64_t j = begin;
@@ -399,9 +399,10 @@ void offset_bucket_rows(const T* probs, int64_t Lp, int64_t L, int64_t w, float*
     for (; j < end; ++j) part[0] += to_float(p[j]);
     return (part[0] + part[1]) + (part[2] + part[3]);
   };
-  for (int64_t i = 0; i < L; ++i) {
-    const T* p = probs + i * Lp;
-    float* b = buckets + i * R;
+  for (int64_t row = 0; row < shape.query_rows(); ++row) {
+    const T* p = probs + row * Lp;
+    float* b = buckets + row * R;
+    const int64_t i = shape.position(row);
     if (w == 0) {
       b[0] = run_sum(p, 0, L);
       continue;
@@ -415,12 +416,13 @@ void offset_bucket_rows(const T* probs, int64_t Lp, int64_t L, int64_t w, float*
   }
 }
 
-// dP_ij += dB_i,r(i,j) over dP [L, Np]: the inverse map of offset_bucket_rows.
-void add_offset_bucket_grads(const float* grads, int64_t L, int64_t w, float* dp, int64_t Np) {
-  const int64_t R = 2 * w + 1;
-  for (int64_t i = 0; i < L; ++i) {
-    const float* g = grads + i * R;
-    float* row = dp + i * Np;
+// dP_ij += dB_i,r(i,j) over dP [Lq, Np]: the inverse map of offset_bucket_rows.
+void add_offset_bucket_grads(const float* grads, const HeadShape& shape, int64_t w, float* dp, int64_t Np) {
+  const int64_t R = 2 * w + 1, L = shape.length;
+  for (int64_t r = 0; r < shape.query_rows(); ++r) {
+    const float* g = grads + r * R;
+    float* row = dp + r * Np;
+    const int64_t i = shape.position(r);
     for (int64_t j = 0; j < L; ++j) row[j] += g[offset_of(i, j, w)];
   }
 }
@@ -442,42 +444,48 @@ OffsetScratch& offset_scratch_for(int64_t L) {
 }
 
 
-// Row by row from S = q·kᵀ in `s` [L, Np]: scale, bias, mask and softmax into P [L, Lp].
-// With offset logits, row i's bias is built first (offset_bias_row); with buckets, B is summed
-// from P afterwards.
+// Row by row from S = q·kᵀ in `s` [Lq, Np]: scale, bias, mask and softmax into P [Lq, Lp], each
+// query row with the bias row of its position. With offset logits, row i's bias is built first
+// (offset_bias_row); with buckets, B is summed from P afterwards.
 template <typename T>
 void softmax_rows(const Ops<T>& ops, const HeadShape& shape, float* s, int64_t Np, const float* bias,
                   int64_t bias_stride, const float* mask, int64_t Lp, T* probs, const OffsetTerms& offsets) {
   const int64_t L = shape.length, R = 2 * offsets.window + 1;
   float* row = offsets.logits ? offset_scratch_for(L).bias_row.data() : nullptr;
-  for (int64_t i = 0; i < L; ++i) {
-    const float* bias_row = bias ? bias + i * bias_stride : nullptr;
+  for (int64_t i = 0; i < shape.query_rows(); ++i) {
+    const int64_t at = shape.position(i);
+    const float* bias_row = bias ? bias + at * bias_stride : nullptr;
     if (row) {
-      offset_bias_row(bias_row, offsets.logits + i * R, i, L, offsets.window, row);
+      offset_bias_row(bias_row, offsets.logits + i * R, at, L, offsets.window, row);
       bias_row = row;
     }
     ops.softmax_row(s + i * Np, bias_row, mask, shape.scale, L, Lp, probs + i * Lp);
   }
-  if (offsets.buckets) offset_bucket_rows(probs, Lp, L, offsets.window, offsets.buckets);
+  if (offsets.buckets) offset_bucket_rows(probs, Lp, shape, offsets.window, offsets.buckets);
 }
 
-// Row by row from dP = dO·vᵀ in `dp` [L, Np]: dS = P ∘ (dP − rowsum(P ∘ dP)) into ds [L, Lp] and,
-// when not null, dlogits [L, L].
+// Row by row from dP = dO·vᵀ in `dp` [Lq, Np]: dS = P ∘ (dP − rowsum(P ∘ dP)) into ds [Lq, Lp] and,
+// when not null, dlogits [L, L] (query row i at row position(i)).
 // With offset terms, dB is added to dP first, and dE is summed from dS (kept in float32) after,
 // which then also goes to dlogits.
 template <typename T>
-void softmax_backward_rows(const Ops<T>& ops, float* dp, int64_t Np, const T* probs, int64_t L, int64_t Lp,
-                           T* ds, float* dlogits, bool accumulate, const OffsetTermGrads& offsets) {
-  if (offsets.buckets) add_offset_bucket_grads(offsets.buckets, L, offsets.window, dp, Np);
+void softmax_backward_rows(const Ops<T>& ops, const HeadShape& shape, float* dp, int64_t Np, const T* probs,
+                           int64_t Lp, T* ds, float* dlogits, bool accumulate, const OffsetTermGrads& offsets) {
+  const int64_t L = shape.length, Lq = shape.query_rows();
+  if (offsets.buckets) add_offset_bucket_grads(offsets.buckets, shape, offsets.window, dp, Np);
   float* ds_f32 = offsets.logits ? offset_scratch_for(L).dlogits.data() : nullptr;
-  for (int64_t i = 0; i < L; ++i) {
-    float* out = ds_f32 ? ds_f32 + i * L : (dlogits ? dlogits + i * L : nullptr);
+  for (int64_t i = 0; i < Lq; ++i) {
+    float* out = ds_f32 ? ds_f32 + i * L : (dlogits ? dlogits + shape.position(i) * L : nullptr);
     ops.softmax_backward_row(dp + i * Np, probs + i * Lp, L, Lp, ds + i * Lp, out, ds_f32 ? false : accumulate);
   }
   if (!ds_f32) return;
-  offset_bucket_rows(ds_f32, L, L, offsets.window, offsets.logits);
+  offset_bucket_rows(ds_f32, L, shape, offsets.window, offsets.logits);
   if (dlogits)
-    for (int64_t x = 0; x < L * L; ++x) dlogits[x] = accumulate ? dlogits[x] + ds_f32[x] : ds_f32[x];
+    for (int64_t i = 0; i < Lq; ++i) {
+      float* to = dlogits + shape.position(i) * L;
+      const float* from = ds_f32 + i * L;
+      for (int64_t j = 0; j < L; ++j) to[j] = accumulate ? to[j] + from[j] : from[j];
+    }
 }
 
 }  // namespace
@@ -490,85 +498,85 @@ void attention_force_scalar(bool force_scalar) { g_force_scalar.store(force_scal
 void attention_forward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const float* bias,
                        int64_t bias_stride, const float* mask, uint16_t* probs, MutableBf16Rows out,
                        OffsetTerms offsets) {
-  const int64_t L = shape.length, d = shape.head_size;
+  const int64_t L = shape.length, Lq = shape.query_rows(), d = shape.head_size;
   const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
   const Ops<uint16_t> ops;
   Scratch& w = scratch_for(L, d);
   // S = q·kᵀ, then row by row scale, bias, mask and softmax into P.
   pack_transposed(k, L, d, Np, w.packed.data());
-  ops.gemm(rows_of(q), L, d, w.packed.data(), Np, w.wide.data(), Np);
+  ops.gemm(rows_of(q), Lq, d, w.packed.data(), Np, w.wide.data(), Np);
   softmax_rows(ops, shape, w.wide.data(), Np, bias, bias_stride, mask, Lp, probs, offsets);
   // O = P·v.
   pack_rows(v, L, d, dN, w.packed_right.data());
-  ops.gemm(rows_of({probs, Lp}), L, Lp, w.packed_right.data(), dN, w.narrow.data(), dN);
-  ops.store_rows(w.narrow.data(), dN, L, d, 1.0f, out);
+  ops.gemm(rows_of({probs, Lp}), Lq, Lp, w.packed_right.data(), dN, w.narrow.data(), dN);
+  ops.store_rows(w.narrow.data(), dN, Lq, d, 1.0f, out);
 }
 
 void attention_forward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, const float* bias,
                        int64_t bias_stride, const float* mask, float* probs, MutableF32Rows out,
                        OffsetTerms offsets) {
-  const int64_t L = shape.length, d = shape.head_size;
+  const int64_t L = shape.length, Lq = shape.query_rows(), d = shape.head_size;
   const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
   const Ops<float> ops;
   ScratchF32& w = scratch_f32_for(L, d);
   pack_transposed(k, L, d, Np, w.packed.data());
-  ops.gemm(LeftF32{q.data, q.row_stride, 1}, L, d, w.packed.data(), Np, w.wide.data(), Np);
+  ops.gemm(LeftF32{q.data, q.row_stride, 1}, Lq, d, w.packed.data(), Np, w.wide.data(), Np);
   softmax_rows(ops, shape, w.wide.data(), Np, bias, bias_stride, mask, Lp, probs, offsets);
   pack_rows(v, L, d, dN, w.packed_right.data());
-  ops.gemm(LeftF32{probs, Lp, 1}, L, L, w.packed_right.data(), dN, w.narrow.data(), dN);
-  ops.store_rows(w.narrow.data(), dN, L, d, 1.0f, out);
+  ops.gemm(LeftF32{probs, Lp, 1}, Lq, L, w.packed_right.data(), dN, w.narrow.data(), dN);
+  ops.store_rows(w.narrow.data(), dN, Lq, d, 1.0f, out);
 }
 
 void attention_backward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const uint16_t* probs,
                         Bf16Rows grad_out, MutableBf16Rows dq, MutableBf16Rows dk, MutableBf16Rows dv,
                         float* dlogits, bool accumulate_dlogits, OffsetTermGrads offset_grads) {
-  const int64_t L = shape.length, d = shape.head_size;
-  const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
+  const int64_t L = shape.length, Lq = shape.query_rows(), d = shape.head_size;
+  const int64_t Np = round_up(L, 16), Lp = probs_stride(L), Lqp = round_up(Lq, 2), dN = round_up(d, 16);
   const Ops<uint16_t> ops;
   Scratch& w = scratch_for(L, d);
   uint16_t* ds = w.ds.data();
   // dP = dO·vᵀ, then dS = P ∘ (dP − rowsum(P ∘ dP)).
   pack_transposed(v, L, d, Np, w.packed.data());
-  ops.gemm(rows_of(grad_out), L, d, w.packed.data(), Np, w.wide.data(), Np);
-  softmax_backward_rows(ops, w.wide.data(), Np, probs, L, Lp, ds, dlogits, accumulate_dlogits, offset_grads);
+  ops.gemm(rows_of(grad_out), Lq, d, w.packed.data(), Np, w.wide.data(), Np);
+  softmax_backward_rows(ops, shape, w.wide.data(), Np, probs, Lp, ds, dlogits, accumulate_dlogits, offset_grads);
   // dv = Pᵀ·dO  [L, d]: Pᵀ's pairs are P's row pairs, read down the columns of P packed.
-  pack_rows({probs, Lp}, L, L, Np, w.packed.data());
-  pack_rows(grad_out, L, d, dN, w.packed_right.data());
-  ops.gemm(columns_of(w.packed.data(), Np), L, Lp, w.packed_right.data(), dN, w.narrow.data(), dN);
+  pack_rows({probs, Lp}, Lq, L, Np, w.packed.data());
+  pack_rows(grad_out, Lq, d, dN, w.packed_right.data());
+  ops.gemm(columns_of(w.packed.data(), Np), L, Lqp, w.packed_right.data(), dN, w.narrow.data(), dN);
   ops.store_rows(w.narrow.data(), dN, L, d, 1.0f, dv);
   // dk = dSᵀ·q·scale  [L, d], the same way.
-  pack_rows({ds, Lp}, L, L, Np, w.packed.data());
-  pack_rows(q, L, d, dN, w.packed_right.data());
-  ops.gemm(columns_of(w.packed.data(), Np), L, Lp, w.packed_right.data(), dN, w.narrow.data(), dN);
+  pack_rows({ds, Lp}, Lq, L, Np, w.packed.data());
+  pack_rows(q, Lq, d, dN, w.packed_right.data());
+  ops.gemm(columns_of(w.packed.data(), Np), L, Lqp, w.packed_right.data(), dN, w.narrow.data(), dN);
   ops.store_rows(w.narrow.data(), dN, L, d, shape.scale, dk);
-  // dq = dS·k·scale  [L, d].
+  // dq = dS·k·scale  [Lq, d].
   pack_rows(k, L, d, dN, w.packed_right.data());
-  ops.gemm(rows_of({ds, Lp}), L, Lp, w.packed_right.data(), dN, w.narrow.data(), dN);
-  ops.store_rows(w.narrow.data(), dN, L, d, shape.scale, dq);
+  ops.gemm(rows_of({ds, Lp}), Lq, Lp, w.packed_right.data(), dN, w.narrow.data(), dN);
+  ops.store_rows(w.narrow.data(), dN, Lq, d, shape.scale, dq);
 }
 
 void attention_backward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, const float* probs,
                         F32Rows grad_out, MutableF32Rows dq, MutableF32Rows dk, MutableF32Rows dv, float* dlogits,
                         bool accumulate_dlogits, OffsetTermGrads offset_grads) {
-  const int64_t L = shape.length, d = shape.head_size;
+  const int64_t L = shape.length, Lq = shape.query_rows(), d = shape.head_size;
   const int64_t Np = round_up(L, 16), Lp = probs_stride(L), dN = round_up(d, 16);
   const Ops<float> ops;
   ScratchF32& w = scratch_f32_for(L, d);
   float* ds = w.ds.data();
   // dP = dO·vᵀ, then dS = P ∘ (dP − rowsum(P ∘ dP)).
   pack_transposed(v, L, d, Np, w.packed.data());
-  ops.gemm(LeftF32{grad_out.data, grad_out.row_stride, 1}, L, d, w.packed.data(), Np, w.wide.data(), Np);
-  softmax_backward_rows(ops, w.wide.data(), Np, probs, L, Lp, ds, dlogits, accumulate_dlogits, offset_grads);
+  ops.gemm(LeftF32{grad_out.data, grad_out.row_stride, 1}, Lq, d, w.packed.data(), Np, w.wide.data(), Np);
+  softmax_backward_rows(ops, shape, w.wide.data(), Np, probs, Lp, ds, dlogits, accumulate_dlogits, offset_grads);
   // dv = Pᵀ·dO, dk = dSᵀ·q·scale: P and dS read down their columns; dq = dS·k·scale.
-  pack_rows(grad_out, L, d, dN, w.packed_right.data());
-  ops.gemm(LeftF32{probs, 1, Lp}, L, L, w.packed_right.data(), dN, w.narrow.data(), dN);
+  pack_rows(grad_out, Lq, d, dN, w.packed_right.data());
+  ops.gemm(LeftF32{probs, 1, Lp}, L, Lq, w.packed_right.data(), dN, w.narrow.data(), dN);
   ops.store_rows(w.narrow.data(), dN, L, d, 1.0f, dv);
-  pack_rows(q, L, d, dN, w.packed_right.data());
-  ops.gemm(LeftF32{ds, 1, Lp}, L, L, w.packed_right.data(), dN, w.narrow.data(), dN);
+  pack_rows(q, Lq, d, dN, w.packed_right.data());
+  ops.gemm(LeftF32{ds, 1, Lp}, L, Lq, w.packed_right.data(), dN, w.narrow.data(), dN);
   ops.store_rows(w.narrow.data(), dN, L, d, shape.scale, dk);
   pack_rows(k, L, d, dN, w.packed_right.data());
-  ops.gemm(LeftF32{ds, Lp, 1}, L, L, w.packed_right.data(), dN, w.narrow.data(), dN);
-  ops.store_rows(w.narrow.data(), dN, L, d, shape.scale, dq);
+  ops.gemm(LeftF32{ds, Lp, 1}, Lq, L, w.packed_right.data(), dN, w.narrow.data(), dN);
+  ops.store_rows(w.narrow.data(), dN, Lq, d, shape.scale, dq);
 }
 
 }  // namespace tisa::model::kernels

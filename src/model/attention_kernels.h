@@ -33,9 +33,16 @@ using F32Rows = Rows<float>;
 using MutableF32Rows = MutableRows<float>;
 
 struct HeadShape {
-  int64_t length = 0;     // L: queries = keys
+  int64_t length = 0;     // L: keys (and queries, unless `queries` says otherwise)
   int64_t head_size = 0;  // d, even
   float scale = 1.0f;     // usually 1/√d
+  // Only some query rows (a sparse final layer): `queries` rows of q, row i standing at position
+  // query_positions[i] ∈ [0, L) among the keys, which picks its bias row and its offsets r(i, j);
+  // q, O, dO, dq, P, dS, E and B then have `queries` rows, k, v, dk, dv still L. 0: every position.
+  int64_t queries = 0;
+  const int64_t* query_positions = nullptr;
+  int64_t query_rows() const { return queries > 0 ? queries : length; }
+  int64_t position(int64_t i) const { return query_positions ? query_positions[i] : i; }
 };
 
 // Row stride of the saved probabilities P [L, probs_stride(L)] (L rounded up to even, zero-padded).
@@ -58,7 +65,8 @@ struct OffsetTermGrads {
 
 // Forward of one head over bf16 rows (d even) or float32 rows. bias: [L, L] float32 (row stride
 // bias_stride; null = none); mask: [L] float32 added to every row (null = none). Writes P (in the
-// rows' type, [L, probs_stride(L)]) for the backward, the output O [L, d], and B when asked.
+// rows' type, [Lq, probs_stride(L)], Lq = shape.query_rows()) for the backward, the output O [Lq, d],
+// and B when asked.
 void attention_forward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const float* bias,
                        int64_t bias_stride, const float* mask, uint16_t* probs, MutableBf16Rows out,
                        OffsetTerms offsets = {});
@@ -66,11 +74,12 @@ void attention_forward(const HeadShape& shape, F32Rows q, F32Rows k, F32Rows v, 
                        int64_t bias_stride, const float* mask, float* probs, MutableF32Rows out,
                        OffsetTerms offsets = {});
 
-// Backward of one head from the saved P and the output gradient dO [L, d] (and the offset terms'
-// gradients, when the forward had them). Writes dq, dk, dv [L, d] in the rows' type and, when dlogits is not null, dS
-// (the gradient of the logits, that is of the bias) as float32 [L, L] (row stride L): written, or
-// added to what is there when `accumulate_dlogits` (the heads of a batch summed into one bias
-// gradient, in the caller's order).
+// Backward of one head from the saved P and the output gradient dO [Lq, d] (and the offset terms'
+// gradients, when the forward had them). Writes dq [Lq, d], dk, dv [L, d] in the rows' type and, when
+// dlogits is not null, dS (the gradient of the logits, that is of the bias) as float32 [L, L] (row
+// stride L; query row i at row position(i)): written, or added to what is there when
+// `accumulate_dlogits` (the heads of a batch summed into one bias gradient, in the caller's order;
+// with query positions the caller zeroes dlogits and accumulates, as rows may repeat).
 void attention_backward(const HeadShape& shape, Bf16Rows q, Bf16Rows k, Bf16Rows v, const uint16_t* probs,
                         Bf16Rows grad_out, MutableBf16Rows dq, MutableBf16Rows dk, MutableBf16Rows dv,
                         float* dlogits, bool accumulate_dlogits = false, OffsetTermGrads offset_grads = {});

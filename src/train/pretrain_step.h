@@ -46,8 +46,8 @@ struct PretrainLosses {
   torch::Tensor sop_correct;  // number of examples whose order was predicted right
 };
 // `position_offsets` as in model::ForwardOptions (undefined: rows 0 … L−1). `sparse_final_layer`:
-// the final layer past its attention only at the positions the heads read (ForwardOptions::
-// head_outputs_only; the same losses); false runs it at every position (for comparisons).
+// the final layer only at the positions the heads read (ForwardOptions::head_outputs_only; the
+// same losses); false runs it at every position (for comparisons).
 PretrainLosses pretraining_losses(model::AlbertForPreTraining& model, const DeviceBatch& batch,
                                   const torch::Tensor& position_offsets = {}, bool sparse_final_layer = true);
 

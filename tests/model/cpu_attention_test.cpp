@@ -1,7 +1,7 @@
 // tisa-train's CPU attention kernel (model/cpu_attention.h) against attention computed in double
 // from the same bf16 or float32 inputs, in values and in the gradients of q, k, v and the bias; on
 // its vectorised paths (AVX512_BF16, AVX-512 FMAs) and its scalar loops; bitwise the same at 1 and
-// 2 threads; and inside the model, per position scheme, at least as accurate as the eager bf16
+// 2 threads; with only some query rows, equal to those rows of the full attention; and inside the model, per position scheme, at least as accurate as the eager bf16
 // attention it replaces, and equal to the eager float32 attention to float rounding.
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
@@ -236,6 +236,95 @@ TEST(CpuAttention, OffsetTermsMatchDoublePrecision) {
       }
     }
   }
+}
+
+// Only some query rows (the sparse final layer's): rows at positions that repeat and come in any
+// order, with a per-head or per-sequence bias, with and without Shaw's offset terms, equal the
+// same rows of the attention over every query, in the context, the buckets and the gradients of
+// the full q, k, v, the bias and the offset logits; both dtypes, both paths.
+TEST(CpuAttention, QueryRowsEqualTheRowsOfTheFullAttention) {
+  const auto positions = torch::tensor({0, 5, 12, 5, 0, 0, 0, 0, 7, 1, 0, 11}, torch::kLong).view({3, 4});
+  auto rows_of = [&](const torch::Tensor& t) {  // [B, H, L, n] → [B, H, 4, n] at the positions
+    return t.gather(2, positions.view({3, 1, 4, 1}).expand({3, t.size(1), 4, t.size(3)}));
+  };
+  for (const auto dtype : {torch::kBFloat16, torch::kFloat}) {
+    for (const bool scalar : {false, true}) {
+      if (!scalar && !kernels::attention_vectorised(dtype == torch::kBFloat16)) continue;
+      std::optional<ScalarKernels> force;
+      if (scalar) force.emplace();
+      for (const std::string bias_kind : {"heads", "full"}) {
+        for (const int64_t w : {int64_t{-1}, int64_t{3}}) {
+          SCOPED_TRACE(std::string(c10::toString(dtype)) + (scalar ? " scalar" : " vectorised") + ", bias " +
+                       bias_kind + ", window " + std::to_string(w));
+          const Case c{3, 2, 13, 8, bias_kind, true, dtype};
+          const Inputs in(c);
+          torch::manual_seed(3);
+          const auto offset_logits = w >= 0 ? torch::randn({c.B, c.H, c.L, 2 * w + 1}) : torch::Tensor();
+          const auto grad_rows = torch::randn({c.B, c.H, 4, c.d}).to(dtype);
+          const auto grad_buckets = w >= 0 ? torch::randn({c.B, c.H, 4, 2 * w + 1}) : torch::Tensor();
+          struct Run {
+            torch::Tensor context, buckets, dq, dk, dv, dbias, de;
+          };
+          auto run = [&](bool query_rows) {
+            auto q = in.q.detach().requires_grad_(), k = in.k.detach().requires_grad_(),
+                 v = in.v.detach().requires_grad_(), bias = in.bias.detach().requires_grad_();
+            torch::Tensor e = w >= 0 ? offset_logits.clone().requires_grad_() : torch::Tensor();
+            const auto pick = [&](const torch::Tensor& t) { return query_rows && t.defined() ? rows_of(t) : t; };
+            const auto at = query_rows ? positions : torch::Tensor();
+            torch::Tensor context, buckets;
+            if (w >= 0) {
+              auto got = tisa::model::cpu_attention_with_offsets(pick(q), k, v, bias, in.mask, {w, pick(e), true}, at);
+              context = got.context;
+              buckets = got.buckets;
+            } else {
+              context = tisa::model::cpu_attention(pick(q), k, v, bias, in.mask, at);
+            }
+            if (!query_rows) {  // the same rows of the full attention
+              context = rows_of(context);
+              if (buckets.defined()) buckets = rows_of(buckets);
+            }
+            auto loss = (context.to(torch::kFloat) * grad_rows.to(torch::kFloat)).sum();
+            if (buckets.defined()) loss = loss + (buckets * grad_buckets).sum();
+            loss.backward();
+            return Run{context.detach(), buckets.defined() ? buckets.detach() : torch::Tensor(), q.grad(), k.grad(),
+                       v.grad(), bias.grad(), e.defined() ? e.grad() : torch::Tensor()};
+          };
+          const Run full = run(false), rows = run(true);
+          const double tol = dtype == torch::kFloat ? 1e-5 : 1e-2;
+          auto expect_close = [&](const torch::Tensor& a, const torch::Tensor& ref, const char* what) {
+            ASSERT_TRUE(a.defined() && ref.defined()) << what;
+            ASSERT_EQ(a.sizes(), ref.sizes()) << what;
+            EXPECT_LE(relative_error(a, ref), tol) << what;
+          };
+          expect_close(rows.context, full.context, "context");
+          expect_close(rows.dq, full.dq, "dq");
+          expect_close(rows.dk, full.dk, "dk");
+          expect_close(rows.dv, full.dv, "dv");
+          expect_close(rows.dbias, full.dbias, "d bias");
+          if (w >= 0) {
+            expect_close(rows.buckets, full.buckets, "buckets");
+            expect_close(rows.de, full.de, "d offset logits");
+          }
+          // Position 2 of sequence 0 is asked for by no row: its q and bias rows get no gradient.
+          EXPECT_EQ(rows.dq[0].select(1, 2).abs().max().item<float>(), 0.0f);
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuAttention, RejectsQueryPositionsThatDoNotFit) {
+  const auto k = torch::randn({2, 2, 8, 4});
+  const auto q = torch::randn({2, 2, 3, 4});
+  const auto ok = torch::zeros({2, 3}, torch::kLong);
+  EXPECT_NO_THROW(tisa::model::cpu_attention(q, k, k, {}, {}, ok));
+  EXPECT_THROW(tisa::model::cpu_attention(q, k, k, {}, {}, torch::full({2, 3}, 8, torch::kLong)), c10::Error);
+  EXPECT_THROW(tisa::model::cpu_attention(q, k, k, {}, {}, torch::full({2, 3}, -1, torch::kLong)), c10::Error);
+  EXPECT_THROW(tisa::model::cpu_attention(q, k, k, {}, {}, torch::zeros({2, 4}, torch::kLong)), c10::Error);
+  EXPECT_THROW(tisa::model::cpu_attention(q, k, k, {}, {}, torch::zeros({2, 3}, torch::kInt)), c10::Error);
+  EXPECT_THROW(tisa::model::cpu_attention(q, k, k, {}, {}), c10::Error);  // Lq ≠ L without positions
+  const auto nine = torch::randn({2, 2, 9, 4});  // more query rows than positions
+  EXPECT_THROW(tisa::model::cpu_attention(nine, k, k, {}, {}, torch::zeros({2, 9}, torch::kLong)), c10::Error);
 }
 
 TEST(CpuAttention, RejectsWhatItDoesNotCompute) {

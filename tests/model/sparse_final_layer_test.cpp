@@ -1,5 +1,5 @@
-// The sparse final layer (ForwardOptions::final_rows / head_outputs_only): past its attention the
-// last layer runs only at the rows the heads read. Against the full model, per position scheme and
+// The sparse final layer (ForwardOptions::final_rows / head_outputs_only): the last layer runs only
+// at the rows the heads read (past its attention; on the CPU attention kernel its queries too). Against the full model, per position scheme and
 // attention path: the heads' outputs and every parameter's gradient equal to float rounding.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -165,6 +165,33 @@ TEST(SparseFinalLayerSharing, HiddenStatesKeepTheFullFinalLayer) {
   EXPECT_TRUE(sparse.hidden_states.back().equal(full.last_hidden_state));
   EXPECT_TRUE(sparse.final_rows_hidden.equal(full.last_hidden_state.reshape({-1, 16}).index_select(0, b.masked)));
   EXPECT_TRUE(sparse.pooler_output.equal(full.pooler_output));
+}
+
+// Rows in any order, repeated (more often than a sequence has positions) and at the pooler's
+// position: on the CPU attention kernel, which then computes only these query rows, each row
+// equals the full model's, for a bias scheme and for Shaw's offset terms.
+TEST(SparseFinalLayerSharing, RowsInAnyOrderAndRepeatedOnTheKernel) {
+  std::vector<int64_t> asked{2 * kLength + 5, 1, 1, 0, kLength + 6, 2 * kLength};
+  asked.insert(asked.end(), kLength + 1, kLength + 3);  // L + 1 times one row of sequence 1
+  const auto rows = torch::tensor(asked);
+  for (const char* scheme : {"tisa", "shaw"}) {
+    SCOPED_TRACE(scheme);
+    torch::manual_seed(16);
+    tisa::model::AlbertModel model(tisa::test::tiny_model({scheme, false, scheme, ""}));
+    model->eval();
+    tisa::model::set_attention_backend(*model, AttentionBackend::kCpuKernel);
+    torch::NoGradGuard no_grad;
+    const auto b = batch();
+    const auto full = model->forward(b.ids, torch::Tensor(), b.mask, ForwardOptions{});
+    ForwardOptions sparse_options;
+    sparse_options.final_rows = rows;
+    const auto sparse = model->forward(b.ids, torch::Tensor(), b.mask, sparse_options);
+    const auto expected = full.last_hidden_state.reshape({-1, 16}).index_select(0, rows);
+    ASSERT_EQ(sparse.final_rows_hidden.sizes(), expected.sizes());
+    EXPECT_LE((sparse.final_rows_hidden - expected).norm().item<double>(), 1e-6 * expected.norm().item<double>());
+    EXPECT_LE((sparse.pooler_output - full.pooler_output).norm().item<double>(),
+              1e-6 * full.pooler_output.norm().item<double>());
+  }
 }
 
 // Under bf16 autocast the two paths round alike: within a few bf16 steps of each other.

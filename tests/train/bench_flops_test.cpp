@@ -28,4 +28,27 @@ TEST(BenchModelFlops, MatchesAHandCount) {
   EXPECT_DOUBLE_EQ(tisa::bench::model_flops(s), 3 * 768.0);
 }
 
+// The sparse final layer: 4 positions, 1 masked, so 2 rows neither predicted nor the pooler's.
+TEST(BenchModelFlops, TheSparseFinalLayerCountsOnlyTheRowsItRuns) {
+  tisa::bench::ModelBenchSpec s;
+  auto& c = s.model;
+  c.hidden_size = 4;
+  c.intermediate_size = 8;
+  c.embedding_size = 2;
+  c.vocab_size = 10;
+  c.num_hidden_layers = 1;
+  c.inner_group_num = 1;
+  s.batch = 1;
+  s.seq = 4;
+  s.masked_per_seq = 1;
+  s.mode = "forward";
+  // Full: embedding projection 2·4·2·4 = 64; layer 2·4·(64 + 64) = 1024 and attention 2·2·16·4 =
+  // 256; MLM 56; pooler + SOP 48: 1448. The 2 skipped rows save their output projection and FFN
+  // 2·2·(16 + 64) = 320 and their queries' q·kᵀ and probs·v 2·2·(2·4·4) = 128: 1000.
+  s.full_final_layer = true;
+  EXPECT_DOUBLE_EQ(tisa::bench::model_flops(s), 1448.0);
+  s.full_final_layer = false;
+  EXPECT_DOUBLE_EQ(tisa::bench::model_flops(s), 1000.0);
+}
+
 }  // namespace
