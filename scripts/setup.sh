@@ -39,8 +39,9 @@ PACKAGES=(build-essential cmake pkg-config ccache git python3 python3-venv
   libsentencepiece-dev sentencepiece libutf8proc-dev
   libgoogle-perftools-dev libyaml-cpp-dev libspdlog-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libzstd-dev
   libgtest-dev libgloo-dev)
-# Debian's LibTorch and the OpenBLAS it calls through libblas.so.3 (the reference BLAS is far slower: docs/perf/README.md).
-[ "$TORCH" = debian ] && PACKAGES+=(libtorch-dev libopenblas0-openmp)
+# Debian's LibTorch and the OpenBLAS it calls through libblas.so.3 (the reference BLAS is far slower: docs/perf/README.md);
+# the headers of the oneDNN it links, whose sgemm runs our float32 linear layers (src/model/cpu_linear.h).
+[ "$TORCH" = debian ] && PACKAGES+=(libtorch-dev libopenblas0-openmp libdnnl-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -33,7 +33,7 @@ double peak_rss_mib();
 // ---------------------------------------------------------------------------------- GEMM
 struct GemmSpec {
   int64_t m = 1024, n = 1024, k = 1024;
-  std::string dtype = "f32";  // f32 or bf16
+  std::string dtype = "f32";  // f32 (LibTorch's BLAS), f32-onednn (model/cpu_linear.h, where built) or bf16
   int warmup = 2;
   int reps = 7;
 };
@@ -77,6 +77,7 @@ struct ModelBenchSpec {
   std::string device = "cpu";    // "cpu" or "cuda"
   bool eager_attention = false;  // force the eager softmax attention (default: fused where possible)
   bool kernel_attention = false;  // force tisa-train's CPU attention kernel where the layer allows it
+  std::string products = "auto";  // the float32 linear layers' library: auto, blas or onednn (model/cpu_linear.h)
   int warmup = 2;
   int reps = 5;
   std::string profile_path;      // non-empty: profile 2 extra steps, write the table here (+ .trace.json)

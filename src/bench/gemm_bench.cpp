@@ -4,6 +4,7 @@
 
 #include "bench/bench.h"
 #include "common/error.h"
+#include "model/cpu_linear.h"
 
 namespace tisa::bench {
 
@@ -14,7 +15,9 @@ nlohmann::json GemmResult::to_json() const {
 
 std::vector<GemmSpec> default_gemm_specs(int64_t tokens, int64_t hidden, int64_t intermediate) {
   std::vector<GemmSpec> out;
-  for (const char* dtype : {"f32", "bf16"}) {
+  std::vector<const char*> dtypes{"f32", "bf16"};
+  if (model::onednn_sgemm_built()) dtypes.insert(dtypes.begin() + 1, "f32-onednn");
+  for (const char* dtype : dtypes) {
     for (auto [m, k, n] : {std::array<int64_t, 3>{1024, 1024, 1024}, {tokens, hidden, hidden},
                            {tokens, hidden, intermediate}, {tokens, intermediate, hidden}}) {
       GemmSpec s;
@@ -29,7 +32,8 @@ std::vector<GemmSpec> default_gemm_specs(int64_t tokens, int64_t hidden, int64_t
 }
 
 GemmResult run_gemm(const GemmSpec& spec) {
-  if (spec.dtype != "f32" && spec.dtype != "bf16") throw Error("bench --gemm: dtype must be f32 or bf16");
+  if (spec.dtype != "f32" && spec.dtype != "bf16" && spec.dtype != "f32-onednn")
+    throw Error("bench --gemm: dtype must be f32, f32-onednn or bf16");
   if (spec.m < 1 || spec.n < 1 || spec.k < 1 || spec.reps < 1) throw Error("bench --gemm: sizes and reps must be >= 1");
   GemmResult r;
   r.spec = spec;
@@ -39,11 +43,24 @@ GemmResult run_gemm(const GemmSpec& spec) {
   auto a = torch::randn({spec.m, spec.k}).to(dtype);
   auto b = torch::randn({spec.k, spec.n}).to(dtype);
   auto c = torch::empty({spec.m, spec.n}, torch::TensorOptions().dtype(dtype));
-  for (int i = 0; i < spec.warmup; ++i) torch::mm_out(c, a, b);
+  // f32-onednn: the product as the float32 linear layers run it there, a·wᵀ with w = bᵀ [n, k].
+  const bool onednn = spec.dtype == "f32-onednn";
+  const auto w = onednn ? b.t().contiguous() : torch::Tensor();
+  struct Restore {
+    model::F32Products previous = model::f32_products();
+    ~Restore() { model::set_f32_products(previous); }
+  } restore;
+  if (onednn) model::set_f32_products(model::F32Products::kOneDnn);
+  torch::NoGradGuard no_grad;
+  auto product = [&] {
+    if (onednn) c = model::linear(a, w, torch::Tensor());
+    else torch::mm_out(c, a, b);
+  };
+  for (int i = 0; i < spec.warmup; ++i) product();
   std::vector<double> times;
   for (int i = 0; i < spec.reps; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    torch::mm_out(c, a, b);
+    product();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   r.seconds = Spread::of(times);

@@ -23,6 +23,7 @@
 #include "model/position/registry.h"
 #include "optim/optimizer.h"
 #include "model/autocast.h"
+#include "model/cpu_linear.h"
 #include "model/fused_attention.h"
 #include "optim/schedule.h"
 #include "train/pretrain_step.h"
@@ -169,6 +170,7 @@ nlohmann::json model_spec_to_json(const ModelBenchSpec& s) {
           {"device", s.device},
           {"eager_attention", s.eager_attention},
           {"kernel_attention", s.kernel_attention},
+          {"products", s.products},
           {"warmup", s.warmup},
           {"reps", s.reps},
           {"profile_path", s.profile_path},
@@ -192,6 +194,7 @@ ModelBenchSpec model_spec_from_json(const nlohmann::json& j, const config::Model
   s.device = j.value("device", s.device);
   s.eager_attention = j.value("eager_attention", s.eager_attention);
   s.kernel_attention = j.value("kernel_attention", s.kernel_attention);
+  s.products = j.value("products", s.products);
   s.warmup = j.value("warmup", s.warmup);
   s.reps = j.value("reps", s.reps);
   s.profile_path = j.value("profile_path", s.profile_path);
@@ -264,6 +267,7 @@ ModelBenchResult run_model_bench(const ModelBenchSpec& spec_in) {
     throw Error("bench --device cuda: this LibTorch (" TORCH_VERSION ") sees no CUDA device");
   const torch::Device device = spec.device == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
 
+  model::set_f32_products(model::f32_products_from_name(spec.products));
   torch::manual_seed(spec.seed);
   model::AlbertForPreTraining m(spec.model);
   if (spec.eager_attention) model::set_attention_backend(*m, model::AttentionBackend::kEager);

@@ -53,7 +53,7 @@ int64_t dim(const c10::IValue& v, int64_t i) {
   return t.size(i);
 }
 
-// 2·m·n·k (times batch) of the BLAS operators, from their inputs.
+// 2·m·n·k (times batch) of the BLAS operators, from their inputs (tisa::sgemm: M, N, K; model/cpu_linear.h).
 double blas_flops(const at::RecordFunction& fn) {
   const char* n = fn.name();
   auto in = fn.inputs();
@@ -69,6 +69,8 @@ double blas_flops(const at::RecordFunction& fn) {
   if (!std::strcmp(n, "aten::addmm") || !std::strcmp(n, "aten::_addmm_activation")) return mm(1, 2);
   if (!std::strcmp(n, "aten::bmm")) return bmm(0, 1);
   if (!std::strcmp(n, "aten::baddbmm")) return bmm(1, 2);
+  if (!std::strcmp(n, "tisa::sgemm") && in.size() == 3 && in[0].isInt() && in[1].isInt() && in[2].isInt())
+    return 2.0 * static_cast<double>(in[0].toInt()) * static_cast<double>(in[1].toInt()) * static_cast<double>(in[2].toInt());
   return 0.0;
 }
 
@@ -95,7 +97,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* ctx) {
 
 bool is_blas(const char* n) {
   return !std::strcmp(n, "aten::mm") || !std::strcmp(n, "aten::addmm") || !std::strcmp(n, "aten::bmm") ||
-         !std::strcmp(n, "aten::baddbmm") || !std::strcmp(n, "aten::_addmm_activation");
+         !std::strcmp(n, "aten::baddbmm") || !std::strcmp(n, "aten::_addmm_activation") || !std::strcmp(n, "tisa::sgemm");
 }
 
 }  // namespace

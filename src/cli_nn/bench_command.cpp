@@ -30,6 +30,7 @@
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "config/config_loader.h"
+#include "model/cpu_linear.h"
 #include "train/precision_choice.h"
 #include "train/runtime_info.h"
 
@@ -55,6 +56,7 @@ struct BenchArgs {
   int64_t masked_per_seq = -1;
   bool mlm_all_positions = false;
   std::string final_layer = "sparse";
+  std::string products = "auto";
   std::string profile_dir;
   bool gemm = false;
   bool data = false;
@@ -195,7 +197,7 @@ nlohmann::json describe_machine(std::ostream& os) {
      << ", ATen CPU kernels " << info.aten_cpu_capability << ", allocator " << info.allocator
      << "\nCPU " << cpu_model_name() << ", native bf16: " << (cpu_bf16_support().native ? "yes" : "no")
      << ", bf16 products faster than f32: " << (cpu_bf16_support().fast_products ? "yes" : "no") << " ("
-     << cpu_bf16_support().why << ")\n";
+     << cpu_bf16_support().why << ")\nFloat32 linear layers: " << model::f32_products_description() << "\n";
   return {{"torch_version", TORCH_VERSION},
           {"blas", info.blas_library},
           {"intra_op_threads", at::get_num_threads()},
@@ -206,7 +208,8 @@ nlohmann::json describe_machine(std::ostream& os) {
           {"allocator", info.allocator},
           {"cpu", cpu_model_name()},
           {"cpu_native_bf16", cpu_bf16_support().native},
-          {"cpu_fast_bf16_products", cpu_bf16_support().fast_products}};
+          {"cpu_fast_bf16_products", cpu_bf16_support().fast_products},
+          {"f32_linear_products", model::f32_products_name(model::f32_products())}};
 }
 
 // --gemm: the matrix products of the model's sizes at the first shape's token count.
@@ -295,6 +298,8 @@ bench::ModelBenchSpec model_spec(const BenchArgs& a, const config::ModelConfig& 
   if (a.final_layer != "sparse" && a.final_layer != "full")
     throw Error("bench --final-layer: sparse or full, got '" + a.final_layer + "'");
   spec.full_final_layer = a.final_layer == "full";
+  model::f32_products_from_name(a.products);  // an unknown name fails here, before any child starts
+  spec.products = a.products;
   spec.warmup = a.warmup;
   spec.reps = a.reps;
   spec.device = a.device;
@@ -387,8 +392,12 @@ void add_bench_command(CLI::App& app) {
                   "sparse (the final layer's queries (on the CPU attention kernel), output projection and FFN only "
                   "where the heads read, as the trainer) or full (every position)")
       ->capture_default_str();
+  cmd->add_option("--products", args->products,
+                  "library of the float32 linear layers' products: auto (oneDNN's sgemm where built and the CPU "
+                  "has AVX-512, else BLAS), blas or onednn")
+      ->capture_default_str();
   cmd->add_option("--profile", args->profile_dir, "folder: write an operator profile (+ chrome trace) per config");
-  cmd->add_flag("--gemm", args->gemm, "measure the matrix-product rate (f32, bf16)");
+  cmd->add_flag("--gemm", args->gemm, "measure the matrix-product rate (f32 on BLAS, f32 on oneDNN where built, bf16)");
   cmd->add_flag("--data", args->data, "measure the data pipeline (example builder + loader)");
   cmd->add_option("--data-dataset", args->data_dataset, "prepared dataset for --data (default: synthetic)");
   cmd->add_option("--data-workers", args->data_workers, "loader worker threads for --data")

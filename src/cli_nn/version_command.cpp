@@ -5,6 +5,7 @@
 
 #include "cli_nn/commands.h"
 #include "common/cpu_features.h"
+#include "model/cpu_linear.h"
 #include "tisa_build_info.h"
 #include "train/runtime_info.h"
 
@@ -24,6 +25,7 @@ void add_version_command(CLI::App& app) {
     std::printf("OPENBLAS_CORETYPE %s\n", coretype ? coretype : "(unset: OpenBLAS detects the CPU)");
     std::printf("ATen CPU kernels %s\n", info.aten_cpu_capability.c_str());
     std::printf("allocator        %s\n", info.allocator.c_str());
+    std::printf("f32 linear layers %s\n", model::f32_products_description().c_str());
     const auto& bf16 = cpu_bf16_support();
     std::printf("CPU              %s (native bf16: %s, %s; training.precision auto -> %s)\n", cpu_model_name().c_str(),
                 bf16.native ? "yes" : "no", bf16.why.c_str(), bf16.fast_products ? "bf16" : "fp32");

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "model/autocast.h"
 #include "model/cpu_attention.h"
+#include "model/cpu_linear.h"
 #include "model/position/registry.h"
 
 namespace tisa::model {
@@ -23,17 +24,8 @@ torch::nn::Linear make_linear(int64_t in, int64_t out, double std) {
   return l;
 }
 
-// l(x) over x's last dimension as one 2-D product. at::linear's 2-D form is addmm, which starts the
-// product from the bias in the output's dtype; LibTorch 1.13 runs a 3-D input under bf16 autocast
-// as matmul + add_ of the float32 bias, a round trip of the whole output through float32
-// (docs/perf/README.md, "Linear layers as 2-D products").
-torch::Tensor linear_rows(torch::nn::Linear& l, const torch::Tensor& x) {
-  if (x.dim() == 2) return l(x);
-  auto sizes = x.sizes().vec();
-  auto y = l(x.reshape({-1, sizes.back()}));
-  sizes.back() = y.size(1);
-  return y.view(sizes);
-}
+// l(x) over x's last dimension as one 2-D product (model::linear).
+torch::Tensor linear_rows(torch::nn::Linear& l, const torch::Tensor& x) { return model::linear(x, l->weight, l->bias); }
 
 torch::nn::LayerNorm make_layer_norm(int64_t size, double eps) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({size}).eps(eps).elementwise_affine(true));
@@ -393,7 +385,7 @@ AlbertMLMHeadImpl::AlbertMLMHeadImpl(const config::ModelConfig& c, torch::Tensor
 
 torch::Tensor AlbertMLMHeadImpl::forward(const torch::Tensor& hidden) {
   auto x = layer_norm(LayerNorm, model::activation(activation, linear_rows(dense, hidden)));  // [..., E]
-  return torch::linear(x, decoder_weight, bias);                    // [..., V]
+  return model::linear(x, decoder_weight, bias);                    // [..., V]
 }
 
 AlbertSOPHeadImpl::AlbertSOPHeadImpl(const config::ModelConfig& c) {

@@ -5,6 +5,7 @@
 
 #include "common/cpu_features.h"
 #include "common/error.h"
+#include "model/cpu_linear.h"
 
 namespace tisa::train {
 
@@ -35,6 +36,8 @@ config::Precision choose_precision(config::Precision requested, const c10::Devic
   else if (requested == config::Precision::kAuto ||
            (requested == config::Precision::kBf16 && !device.is_cuda() && !cpu.fast_products))
     spdlog::info("{} precision {}", tag, choice.why);
+  if (choice.precision == config::Precision::kFp32 && !device.is_cuda())
+    spdlog::info("{} float32 linear layers: {}", tag, model::f32_products_description());
   return choice.precision;
 }
 
