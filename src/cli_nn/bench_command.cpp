@@ -216,7 +216,7 @@ nlohmann::json describe_machine(std::ostream& os) {
 nlohmann::json bench_gemm(const BenchArgs& a, const config::ModelConfig& m, std::ostream& os) {
   nlohmann::json gemms = nlohmann::json::array();
   char line[200];
-  std::snprintf(line, sizeof line, "\n%-5s %6s %6s %6s %10s %9s\n", "dtype", "m", "k", "n", "GFLOP/s", "ms");
+  std::snprintf(line, sizeof line, "\n%-10s %6s %6s %6s %10s %9s\n", "dtype", "m", "k", "n", "GFLOP/s", "ms");
   os << line;
   int64_t tokens = 1024;
   if (!a.shapes.empty()) {
@@ -226,7 +226,7 @@ nlohmann::json bench_gemm(const BenchArgs& a, const config::ModelConfig& m, std:
   for (auto g : bench::default_gemm_specs(tokens, m.hidden_size, m.intermediate_size)) {
     g.reps = std::max(a.reps, 3);
     const auto r = bench::run_gemm(g);
-    std::snprintf(line, sizeof line, "%-5s %6lld %6lld %6lld %10.1f %9.2f\n", g.dtype.c_str(), (long long)g.m,
+    std::snprintf(line, sizeof line, "%-10s %6lld %6lld %6lld %10.1f %9.2f\n", g.dtype.c_str(), (long long)g.m,
                   (long long)g.k, (long long)g.n, r.gflops_median, r.seconds.median * 1e3);
     os << line << std::flush;
     gemms.push_back(r.to_json());

@@ -86,7 +86,6 @@ struct OneDnnLinearFunction : torch::autograd::Function<OneDnnLinearFunction> {
     return {dx, dw, db};
   }
 };
-#endif
 
 // Whether this product goes to oneDNN: float32 CPU operands, no autocast (which would cast them),
 // and no empty dimension (sgemm's degenerate cases are at::linear's).
@@ -99,6 +98,7 @@ bool onednn_takes(const at::Tensor& x2d, const at::Tensor& weight, const at::Ten
   if (autocast_dtype(x2d.device())) return false;
   return x2d.size(0) > 0 && x2d.size(1) > 0 && weight.size(0) > 0;
 }
+#endif
 
 }  // namespace
 
@@ -130,7 +130,7 @@ F32Products f32_products_from_name(const std::string& name) {
 }
 
 std::string f32_products_description() {
-  if (f32_products() == F32Products::kOneDnn) return "oneDNN sgemm (float32 linear layers)";
+  if (f32_products() == F32Products::kOneDnn) return "oneDNN sgemm";
   if (!onednn_sgemm_built()) return "BLAS (this build has no oneDNN sgemm)";
   if (!cpu_runs_avx512()) return "BLAS (no AVX-512 on this CPU)";
   return "BLAS (as asked)";

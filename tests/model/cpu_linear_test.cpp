@@ -46,7 +46,9 @@ LinearPass linear_pass(const torch::Tensor& x0, const torch::Tensor& w0, const t
   // The layer writes only its output: not its input, weight or bias (one row once added into the bias).
   EXPECT_TRUE(torch::equal(x.detach(), x0.to(x.scalar_type())));
   EXPECT_TRUE(torch::equal(w.detach(), w0.to(w.scalar_type())));
-  if (b.defined()) EXPECT_TRUE(torch::equal(b.detach(), b0.to(b.scalar_type())));
+  if (b.defined()) {
+    EXPECT_TRUE(torch::equal(b.detach(), b0.to(b.scalar_type())));
+  }
   torch::manual_seed(99);
   auto weights = torch::rand(y.sizes()).to(y.scalar_type());  // positive: sums without cancellation
   (y * weights).sum().backward();
